@@ -1,0 +1,73 @@
+"""The object `connect` returns: a store and a checkpointer opened together."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack, ExitStack
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Self
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
+
+from memory_plugin.backends.url import Kind
+from memory_plugin.errors import BackendError
+
+
+@dataclass
+class Opened:
+    """What a backend module opened."""
+
+    store: BaseStore
+    checkpointer: BaseCheckpointSaver[str]
+    vector_search: bool
+
+
+@dataclass
+class Backend:
+    """A LangGraph store and checkpointer on one backend.
+
+    From `connect`: close with `close()` or `with`. From `aconnect`: `aclose()` or `async with`.
+    """
+
+    kind: Kind
+    url: str
+    store: BaseStore
+    checkpointer: BaseCheckpointSaver[str]
+    vector_search: bool
+    _stack: ExitStack[bool | None] | AsyncExitStack[bool | None] = field(repr=False)
+
+    def close(self) -> None:
+        """Release connections opened by `connect`."""
+        if isinstance(self._stack, AsyncExitStack):
+            raise BackendError("this backend came from aconnect: use `await aclose()`")
+        self._stack.close()
+
+    async def aclose(self) -> None:
+        """Release connections, whichever of connect or aconnect opened them."""
+        if isinstance(self._stack, AsyncExitStack):
+            await self._stack.aclose()
+        else:
+            self._stack.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,114 @@
+"""SQLite backend, the embedded default: SqliteStore and SqliteSaver on one file.
+
+Vector search needs the sqlite-vec extension, which needs a sqlite3 module that can load
+extensions (pysqlite3-binary, or a Python built with it). Without one the store runs
+keyword-only and says so once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AsyncExitStack, ExitStack
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import aiosqlite
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+from memory_plugin.backends.base import Opened
+from memory_plugin.backends.index import log_once
+from memory_plugin.errors import BackendUnavailableError
+
+
+def loadable_sqlite() -> ModuleType | None:
+    """A sqlite3 module that can load sqlite-vec, or None."""
+    candidates: list[ModuleType] = []
+    try:
+        from pysqlite3 import dbapi2
+
+        candidates.append(dbapi2)
+    except ImportError:
+        pass
+    candidates.append(sqlite3)
+    for module in candidates:
+        try:
+            import sqlite_vec
+
+            probe = module.connect(":memory:")
+            try:
+                probe.enable_load_extension(True)
+                sqlite_vec.load(probe)
+            finally:
+                probe.close()
+        except Exception:
+            continue
+        return module
+    return None
+
+
+def _vector_module(index: dict[str, Any] | None) -> ModuleType | None:
+    if index is None:
+        return None
+    module = loadable_sqlite()
+    if module is None:
+        log_once(
+            "SQLite cannot load sqlite-vec with this Python (no enable_load_extension and no "
+            "pysqlite3): the store runs keyword-only, without semantic search"
+        )
+    return module
+
+
+def _prepare(path: str) -> str:
+    if path != ":memory:":
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BackendUnavailableError(f"cannot create the folder for {path}: {exc}") from exc
+    return path
+
+
+def _connect(module: ModuleType, path: str, **kwargs: Any) -> Any:
+    try:
+        conn = module.connect(path, check_same_thread=False, **kwargs)
+        conn.execute("PRAGMA journal_mode=WAL")
+    except Exception as exc:
+        raise BackendUnavailableError(f"cannot open SQLite database {path}: {exc}") from exc
+    return conn
+
+
+def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Opened:
+    """Open a durable SQLite store and checkpointer on one database file."""
+    _prepare(path)
+    module = _vector_module(index)
+    store_conn = _connect(module or sqlite3, path, isolation_level=None)
+    stack.callback(store_conn.close)
+    saver_conn = _connect(sqlite3, path)
+    stack.callback(saver_conn.close)
+    store = SqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
+    saver = SqliteSaver(saver_conn)
+    store.setup()
+    saver.setup()
+    return Opened(store, saver, module is not None)
+
+
+async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExitStack) -> Opened:
+    """Async twin of open_sqlite, on aiosqlite connections."""
+    _prepare(path)
+    module = _vector_module(index)
+
+    def connector(mod: ModuleType, **kwargs: Any) -> aiosqlite.Connection:
+        return aiosqlite.Connection(lambda: _connect(mod, path, **kwargs), iter_chunk_size=64)
+
+    store_conn = await connector(module or sqlite3, isolation_level=None)
+    stack.push_async_callback(store_conn.close)
+    saver_conn = await connector(sqlite3)
+    stack.push_async_callback(saver_conn.close)
+    store = AsyncSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
+    saver = AsyncSqliteSaver(saver_conn)
+    await store.setup()
+    await saver.setup()
+    return Opened(store, saver, module is not None)

@@ -1,0 +1,29 @@
+"""Exceptions raised by memory_plugin: every one names what was wrong."""
+
+
+class MemoryPluginError(Exception):
+    """Base class for every error memory_plugin raises on purpose."""
+
+
+class ScopeError(MemoryPluginError):
+    """The run's context does not allow the requested memory scope."""
+
+
+class InvalidIdError(MemoryPluginError, ValueError):
+    """An id (user, workspace, org, space, agent) is empty or not a string."""
+
+
+class BackendError(MemoryPluginError):
+    """A backend URL is malformed or names an unknown scheme."""
+
+
+class BackendUnavailableError(BackendError):
+    """The backend could not be reached or initialised."""
+
+
+class SettingsError(MemoryPluginError, ValueError):
+    """A settings write names an unknown field or carries a malformed value."""
+
+
+class LockedSettingError(SettingsError):
+    """A settings write targets a field the platform has locked."""

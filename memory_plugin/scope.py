@@ -1,0 +1,106 @@
+"""Scope resolution: which store namespace a run may read and write.
+
+Rules (scoped-memory-documents-and-notes.md, thread-and-agent-memory.md):
+a private thread uses the caller's personal scope, a shared thread its workspace's team
+scope; workspaces never see each other; personal memory is never touched from someone
+else's thread; a write that needs a user is refused when there is none (never downgraded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import ScopeError
+from memory_plugin.namespaces import encode_id, namespace
+
+ScopeKind = Literal["personal", "team", "profile", "agent", "agent_private"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A resolved memory scope: its kind and the store namespace that holds it."""
+
+    kind: ScopeKind
+    namespace: tuple[str, ...]
+
+    def child(self, *labels: str) -> tuple[str, ...]:
+        """A namespace nested under this scope, e.g. for one memory kind."""
+        return (*self.namespace, *labels)
+
+
+def _tenant(ctx: MemoryContext) -> tuple[str, ...]:
+    return ("org", encode_id(ctx.org_id, what="org_id")) if ctx.org_id else ()
+
+
+def _workspace(ctx: MemoryContext) -> tuple[str, ...]:
+    if not ctx.workspace_id:
+        return ()
+    return ("ws", encode_id(ctx.workspace_id, what="workspace_id"))
+
+
+def _require(value: str | None, what: str, purpose: str) -> str:
+    if not value:
+        raise ScopeError(f"{purpose} needs {what} in the run context, and there is none")
+    return value
+
+
+def _check_own_thread(ctx: MemoryContext) -> None:
+    if ctx.thread_owner_id is not None and ctx.thread_owner_id != ctx.user_id:
+        raise ScopeError("personal memory cannot be used from another user's thread")
+
+
+def personal_scope(ctx: MemoryContext) -> Scope:
+    """The caller's personal scope (inside their workspace when there is one)."""
+    user = _require(ctx.user_id, "user_id", "personal memory")
+    _check_own_thread(ctx)
+    return Scope(
+        "personal",
+        namespace(*_tenant(ctx), *_workspace(ctx), "personal", encode_id(user, what="user_id")),
+    )
+
+
+def team_scope(ctx: MemoryContext) -> Scope:
+    """The team scope of the caller's workspace."""
+    _require(ctx.workspace_id, "workspace_id", "team memory")
+    return Scope("team", namespace(*_tenant(ctx), *_workspace(ctx), "team"))
+
+
+def profile_scope(ctx: MemoryContext) -> Scope:
+    """The caller's user profile, shared by all their threads and spaces."""
+    user = _require(ctx.user_id, "user_id", "the user profile")
+    _check_own_thread(ctx)
+    return Scope("profile", namespace(*_tenant(ctx), "profile", encode_id(user, what="user_id")))
+
+
+def agent_scope(ctx: MemoryContext, *, private: bool) -> Scope:
+    """The agent's shared memory, or its memory private to the calling user."""
+    agent = encode_id(_require(ctx.agent_id, "agent_id", "agent memory"), what="agent_id")
+    if not private:
+        return Scope("agent", namespace(*_tenant(ctx), "agent", agent, "shared"))
+    user = _require(ctx.user_id, "user_id", "private agent memory")
+    _check_own_thread(ctx)
+    return Scope(
+        "agent_private",
+        namespace(*_tenant(ctx), "agent", agent, "user", encode_id(user, what="user_id")),
+    )
+
+
+def thread_scope(ctx: MemoryContext) -> Scope:
+    """The scope a thread writes: personal for private threads, team for shared ones."""
+    if ctx.thread_visibility == "shared":
+        return team_scope(ctx)
+    return personal_scope(ctx)
+
+
+def readable_thread_scope(ctx: MemoryContext) -> Scope | None:
+    """The scope a thread reads, or None when the context names nobody to read for."""
+    try:
+        return thread_scope(ctx)
+    except ScopeError:
+        if ctx.thread_visibility == "shared" and not ctx.workspace_id:
+            return None
+        if ctx.thread_visibility == "private" and not ctx.user_id:
+            return None
+        raise

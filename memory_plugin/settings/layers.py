@@ -1,0 +1,80 @@
+"""Where each settings layer lives in the store, and how a write to one is checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import LockedSettingError, SettingsError
+from memory_plugin.namespaces import encode_id, namespace
+from memory_plugin.settings.schema import field_layers
+from memory_plugin.settings.values import known_field, parse_value
+
+Layer = Literal["platform", "org", "space", "user"]
+LAYER_KEY = "layer"
+
+
+def layer_namespace(layer: Layer, ctx: MemoryContext) -> tuple[str, ...] | None:
+    """The namespace of a layer's record for this context, None when the context lacks its id."""
+    tenant = ("org", encode_id(ctx.org_id)) if ctx.org_id else ()
+    if layer == "platform":
+        return namespace("settings", "platform")
+    if layer == "org":
+        return namespace("settings", *tenant) if ctx.org_id else None
+    if layer == "space":
+        if not ctx.space_id:
+            return None
+        return namespace("settings", *tenant, "space", encode_id(ctx.space_id))
+    if layer == "user":
+        if not ctx.user_id:
+            return None
+        return namespace("settings", *tenant, "user", encode_id(ctx.user_id))
+    raise SettingsError(f"unknown settings layer {layer!r}; use one of platform, org, space, user")
+
+
+def require_layer_namespace(layer: Layer, ctx: MemoryContext) -> tuple[str, ...]:
+    """Like layer_namespace, but a missing id is an error naming it."""
+    ns = layer_namespace(layer, ctx)
+    if ns is None:
+        raise SettingsError(f"writing the {layer} settings layer needs {layer}_id in the context")
+    return ns
+
+
+def empty_record() -> dict[str, Any]:
+    """A layer that sets nothing."""
+    return {"values": {}, "locked": []}
+
+
+def apply_changes(
+    layer: Layer,
+    record: Mapping[str, Any],
+    locked: Iterable[str],
+    *,
+    set_values: Mapping[str, Any],
+    clear: Iterable[str],
+    lock: Iterable[str],
+    unlock: Iterable[str],
+) -> dict[str, Any]:
+    """Return the layer record after a write, or raise before anything is changed."""
+    clear, lock, unlock = list(clear), list(lock), list(unlock)
+    for name in (*set_values, *clear, *lock, *unlock):
+        known_field(name)
+    overlap = set(set_values) & set(clear)
+    if overlap:
+        raise SettingsError(f"cannot both set and clear {sorted(overlap)}")
+    if (lock or unlock) and layer != "platform":
+        raise SettingsError("only the platform layer can lock or unlock settings")
+    for name in set_values:
+        if layer not in field_layers(name):
+            allowed = ", ".join(field_layers(name))
+            raise SettingsError(f"setting {name!r} can only be set at the {allowed} layer")
+    if layer != "platform":
+        refused = sorted(set(set_values) & set(locked))
+        if refused:
+            raise LockedSettingError(f"setting(s) {refused} are locked by the platform")
+    parsed = {name: parse_value(name, value) for name, value in set_values.items()}
+    values = {k: v for k, v in dict(record.get("values", {})).items() if k not in clear}
+    values.update(parsed)
+    new_locks = (set(record.get("locked", [])) | set(lock)) - set(unlock)
+    return {"values": values, "locked": sorted(new_locks)}

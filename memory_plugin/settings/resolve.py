@@ -1,0 +1,93 @@
+"""Merging settings layers into the effective settings of one run."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_plugin.errors import SettingsError
+from memory_plugin.settings.schema import MemorySettings, field_bounds
+from memory_plugin.settings.values import parse_value
+
+logger = logging.getLogger(__name__)
+
+# (a, b): the effective a never exceeds the effective b.
+RELATIONS = (
+    ("document_soft_limit_chars", "document_hard_limit_chars"),
+    ("recall_default_k", "recall_max_k"),
+    ("summarization_keep_ratio", "summarization_trigger_ratio"),
+    ("rerank_keep", "rerank_candidates"),
+)
+
+
+@dataclass(frozen=True)
+class Clamped:
+    """A stored value the admin bounds moved."""
+
+    stored: Any
+    effective: Any
+
+
+@dataclass(frozen=True)
+class EffectiveSettings:
+    """The settings in force for one run, with where each value came from."""
+
+    values: MemorySettings
+    sources: dict[str, str]
+    clamped: dict[str, Clamped] = field(default_factory=dict)
+    ignored: dict[str, list[str]] = field(default_factory=dict)
+    locked: frozenset[str] = frozenset()
+
+
+def _clamp(name: str, value: Any) -> Any:
+    low, high = field_bounds(name)
+    if low is not None and value < low:
+        return type(value)(low)
+    if high is not None and value > high:
+        return type(value)(high)
+    return value
+
+
+def resolve(
+    defaults: MemorySettings,
+    layers: list[tuple[str, Mapping[str, Any]]],
+    locked: frozenset[str],
+) -> EffectiveSettings:
+    """Apply layers in order (platform first); locked fields ignore every layer below platform."""
+    merged = defaults.model_dump()
+    sources = dict.fromkeys(merged, "default")
+    ignored: dict[str, list[str]] = {}
+    for layer, values in layers:
+        for name, raw in values.items():
+            if name not in merged:
+                continue
+            if layer != "platform" and layer != "env" and name in locked:
+                ignored.setdefault(name, []).append(layer)
+                continue
+            try:
+                merged[name] = parse_value(name, raw)
+            except SettingsError as exc:
+                logger.warning("ignoring stored %s setting: %s", layer, exc)
+                continue
+            sources[name] = layer
+    clamped: dict[str, Clamped] = {}
+    for name, value in merged.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            effective = _clamp(name, value)
+            if effective != value:
+                clamped[name] = Clamped(value, effective)
+                merged[name] = effective
+    for low_name, high_name in RELATIONS:
+        if merged[low_name] > merged[high_name]:
+            stored = clamped[low_name].stored if low_name in clamped else merged[low_name]
+            merged[low_name] = merged[high_name]
+            clamped[low_name] = Clamped(stored, merged[high_name])
+    return EffectiveSettings(
+        values=MemorySettings.model_validate(merged),
+        sources=sources,
+        clamped=clamped,
+        ignored=ignored,
+        locked=locked,
+    )

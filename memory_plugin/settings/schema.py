@@ -1,0 +1,133 @@
+"""The typed settings object: every default from the reference documents, with bounds.
+
+Each numeric field has admin bounds (`ge`/`le`): constructing MemorySettings outside them is an
+error, while values stored in a settings layer are clamped to them at read time.
+`json_schema_extra` carries the reason for the bound and, for operator switches, the layers
+allowed to write the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LAYERS = ("platform", "org", "space", "user")
+PLATFORM_ONLY = ("platform",)
+
+
+def _f(default: Any, reason: str, *, layers: tuple[str, ...] = LAYERS, **bounds: Any) -> Any:
+    return Field(default, json_schema_extra={"reason": reason, "layers": list(layers)}, **bounds)
+
+
+class MemorySettings(BaseModel):
+    """Every memory_plugin setting with its platform default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    # Scoped documents and notes (scoped-memory-documents-and-notes.md)
+    document_soft_limit_chars: int = _f(
+        18_000, "warn before a document gets expensive to inject", ge=1_000, le=100_000
+    )
+    document_hard_limit_chars: int = _f(
+        25_000, "a document past this is compressed first; bounds prompt size", ge=2_000, le=200_000
+    )
+    note_max_chars: int = _f(2_000, "one note is one fact, not a dump", ge=100, le=10_000)
+    recall_default_k: int = _f(8, "notes recall returns when k is not given", ge=1, le=100)
+    recall_max_k: int = _f(20, "largest k recall honours; larger k is clamped", ge=1, le=100)
+    recent_notes_max_chars: int = _f(
+        4_000, "size of the <recent_memory_notes> block", ge=500, le=32_000
+    )
+    recent_notes_days: int = _f(2, "today and yesterday (UTC) ride along", ge=1, le=14)
+    consolidation_min_age_days: int = _f(
+        7, "notes younger than this stay out of nightly consolidation", ge=1, le=365
+    )
+    consolidation_max_scopes: int = _f(50, "scopes per nightly run", ge=1, le=10_000)
+    consolidation_max_notes: int = _f(200, "notes per scope per run", ge=1, le=5_000)
+    consolidation_max_chars: int = _f(
+        20_000, "note characters per scope per run", ge=1_000, le=200_000
+    )
+    flush: bool = _f(True, "pre-compaction flush note (MEMORY_FLUSH)")
+    flush_max_chars: int = _f(500, "length of the flush note", ge=50, le=4_000)
+    flush_timeout_seconds: float = _f(5.0, "the flush never holds a turn long", ge=0.5, le=60.0)
+
+    # Context management (context-management.md)
+    masking: bool = _f(True, "admin switch for tool-output masking", layers=("platform", "org"))
+    masking_trigger_ratio: float = _f(
+        0.55, "mask once the transcript passes this share of the window", ge=0.05, le=0.95
+    )
+    masking_keep_recent: int = _f(5, "most recent tool results never masked", ge=1, le=100)
+    masking_min_clear_ratio: float = _f(
+        0.15, "clear at least this share of the window per activation", ge=0.01, le=0.5
+    )
+    masking_excluded_tools: tuple[str, ...] = _f((), "tools whose output is never masked")
+    summarization_trigger_ratio: float = _f(
+        0.80, "compact when the transcript crosses this share of the window", ge=0.10, le=0.95
+    )
+    summarization_keep_ratio: float = _f(
+        0.10, "share of the window kept verbatim after compaction", ge=0.01, le=0.5
+    )
+    fallback_context_window: int = _f(
+        200_000, "window used when the model reports none", ge=4_096, le=10_000_000
+    )
+    compaction_manual: bool = _f(
+        False, "offer Summarize now (MEMORY_COMPACTION_MANUAL)", layers=PLATFORM_ONLY
+    )
+    rerank: bool = _f(False, "one LLM call per search reorders results")
+    rerank_keep: int = _f(8, "results kept after rerank", ge=1, le=100)
+    rerank_candidates: int = _f(24, "candidates sent to the reranker", ge=1, le=200)
+    rerank_timeout_ms: int = _f(1_500, "rerank fails open after this", ge=100, le=30_000)
+    rerank_model: str | None = _f(None, "model for rerank; None uses the graph's model")
+
+    # Thread and agent memory (thread-and-agent-memory.md)
+    thread_policy: Literal["summarize", "recent_window"] = _f(
+        "summarize", "ratio compaction, or the recent-window policy"
+    )
+    recent_window_messages: int = _f(20, "messages in the recent window", ge=1, le=200)
+    rolling_summary_messages: int = _f(
+        10, "messages out of the window before a summary pass", ge=1, le=200
+    )
+    rolling_summary_tokens: int = _f(
+        8_000, "tokens out of the window before a summary pass", ge=500, le=200_000
+    )
+    pinned_max_entries: int = _f(10, "pinned entries injected per run", ge=1, le=100)
+    pinned_min_importance: float = _f(
+        0.7, "user_profile entries at or above this are pinned", ge=0.0, le=1.0
+    )
+
+    # Bounded entry memory (bounded-entry-memory.md)
+    bounded_memory_chars: int = _f(2_200, "MEMORY.md entries in total", ge=200, le=20_000)
+    bounded_user_chars: int = _f(1_375, "USER.md entries in total", ge=200, le=20_000)
+
+    # User profile memory (user-profile-memory.md)
+    profile: bool = _f(True, "operator feature flag for the user profile", layers=PLATFORM_ONLY)
+    profile_space: bool = _f(True, "space switch for the user profile", layers=("space",))
+    profile_user: bool = _f(True, "the user's own opt-in", layers=("user",))
+    web_search: bool = _f(False, "web search enabled for the space", layers=("space",))
+    profile_with_web_search: bool = _f(
+        False, "operator override: profile and web search together", layers=PLATFORM_ONLY
+    )
+    profile_max_tokens: int = _f(2_000, "profile token budget", ge=500, le=8_000)
+    profile_condense_ratio: float = _f(
+        0.9, "condensation aims at this share of the budget", ge=0.5, le=0.99
+    )
+    profile_model: str | None = _f(None, "model for consolidation; None uses the graph's model")
+
+
+def field_bounds(name: str) -> tuple[float | None, float | None]:
+    """The (lower, upper) admin bounds of a setting, None where unbounded."""
+    low: float | None = None
+    high: float | None = None
+    for meta in MemorySettings.model_fields[name].metadata:
+        low = getattr(meta, "ge", low)
+        high = getattr(meta, "le", high)
+    return low, high
+
+
+def field_layers(name: str) -> tuple[str, ...]:
+    """The layers allowed to write a setting."""
+    extra = MemorySettings.model_fields[name].json_schema_extra
+    assert isinstance(extra, dict)
+    layers = extra["layers"]
+    assert isinstance(layers, list)
+    return tuple(str(layer) for layer in layers)

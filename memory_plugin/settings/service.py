@@ -1,0 +1,124 @@
+"""Layered settings kept in the store: read every turn, so a change needs no restart."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+
+from memory_plugin.context import MemoryContext
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.settings.env import read_env
+from memory_plugin.settings.layers import (
+    LAYER_KEY,
+    Layer,
+    apply_changes,
+    empty_record,
+    layer_namespace,
+    require_layer_namespace,
+)
+from memory_plugin.settings.resolve import EffectiveSettings, resolve
+from memory_plugin.settings.schema import MemorySettings
+
+_LAYERS: tuple[Layer, ...] = ("platform", "org", "space", "user")
+
+
+def _record(item: Any) -> dict[str, Any]:
+    return dict(item.value) if isinstance(item, Item) else empty_record()
+
+
+class LayeredSettings:
+    """Platform defaults -> organization -> space -> user, stored in a LangGraph store.
+
+    `defaults` are the platform defaults in code; `MEMORY_<SETTING>` environment variables
+    (read once, here) and the stored platform record override them.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        defaults: MemorySettings | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.defaults = defaults or MemorySettings()
+        self.env_values, self.env_locked = read_env(os.environ if environ is None else environ)
+
+    def _effective_plan(self, ctx: MemoryContext) -> Plan[EffectiveSettings]:
+        present = [(layer, layer_namespace(layer, ctx)) for layer in _LAYERS]
+        wanted = [(layer, ns) for layer, ns in present if ns is not None]
+        items = yield [GetOp(ns, LAYER_KEY) for _, ns in wanted]
+        records = {layer: _record(item) for (layer, _), item in zip(wanted, items, strict=True)}
+        platform = records.get("platform", empty_record())
+        locked = self.env_locked | frozenset(platform["locked"])
+        ordered: list[tuple[str, Mapping[str, Any]]] = [("env", self.env_values)]
+        ordered += [(layer, records[layer]["values"]) for layer, _ in wanted]
+        return resolve(self.defaults, ordered, locked)
+
+    def _update_plan(
+        self,
+        layer: Layer,
+        ctx: MemoryContext,
+        set_values: Mapping[str, Any],
+        clear: Iterable[str],
+        lock: Iterable[str],
+        unlock: Iterable[str],
+    ) -> Plan[dict[str, Any]]:
+        ns = require_layer_namespace(layer, ctx)
+        platform_ns = layer_namespace("platform", ctx)
+        assert platform_ns is not None
+        current, platform = yield [GetOp(ns, LAYER_KEY), GetOp(platform_ns, LAYER_KEY)]
+        locked = self.env_locked | frozenset(_record(platform)["locked"])
+        record = apply_changes(
+            layer,
+            _record(current),
+            locked,
+            set_values=set_values,
+            clear=clear,
+            lock=lock,
+            unlock=unlock,
+        )
+        yield [PutOp(ns, LAYER_KEY, record, index=False)]
+        return record
+
+    def get(self, ctx: MemoryContext) -> EffectiveSettings:
+        """The effective settings for a run's context."""
+        return run(self.store, self._effective_plan(ctx))
+
+    async def aget(self, ctx: MemoryContext) -> EffectiveSettings:
+        """Async twin of get."""
+        return await arun(self.store, self._effective_plan(ctx))
+
+    def update(
+        self,
+        layer: Layer,
+        ctx: MemoryContext,
+        *,
+        set: Mapping[str, Any] | None = None,
+        clear: Iterable[str] = (),
+        lock: Iterable[str] = (),
+        unlock: Iterable[str] = (),
+    ) -> dict[str, Any]:
+        """Write one layer: set fields, clear fields back to the layer above, (un)lock fields.
+
+        Everything is checked before anything is written; the new layer record is returned.
+        """
+        plan = self._update_plan(layer, ctx, set or {}, clear, lock, unlock)
+        return run(self.store, plan)
+
+    async def aupdate(
+        self,
+        layer: Layer,
+        ctx: MemoryContext,
+        *,
+        set: Mapping[str, Any] | None = None,
+        clear: Iterable[str] = (),
+        lock: Iterable[str] = (),
+        unlock: Iterable[str] = (),
+    ) -> dict[str, Any]:
+        """Async twin of update."""
+        plan = self._update_plan(layer, ctx, set or {}, clear, lock, unlock)
+        return await arun(self.store, plan)
