@@ -7,7 +7,9 @@ keyword-only and says so once.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+from collections.abc import Iterable
 from contextlib import AsyncExitStack, ExitStack
 from pathlib import Path
 from types import ModuleType
@@ -16,12 +18,22 @@ from typing import Any
 import aiosqlite
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.base import Op, Result
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.index import log_once
 from memory_plugin.errors import BackendUnavailableError
+
+
+class ThreadedSqliteStore(SqliteStore):
+    """SqliteStore whose async methods run the sync batch in a worker thread, as
+    PostgresStore does, so nodes using the async API work on a store from `connect`."""
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run a batch off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
 
 
 def loadable_sqlite() -> ModuleType | None:
@@ -88,7 +100,7 @@ def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Op
     stack.callback(store_conn.close)
     saver_conn = _connect(sqlite3, path)
     stack.callback(saver_conn.close)
-    store = SqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
+    store = ThreadedSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
     saver = SqliteSaver(saver_conn)
     store.setup()
     saver.setup()

@@ -1,0 +1,85 @@
+"""One suite over three backends: memory, SQLite and PostgreSQL.
+
+PostgreSQL comes from MEMORY_TEST_POSTGRES_URL (.ci/run starts a real server and sets it) or,
+when that is unset, from a throwaway embedded server. Under CI=true a missing database fails
+the run instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from memory_plugin import Backend, aconnect, connect
+from tests.pgembed import embedded_postgres_url
+
+BACKENDS = ["memory", "sqlite", "postgres"]
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _reset_postgres(url: str) -> None:
+    """Empty every plugin table so each test starts from a clean database."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                "AND tablename NOT LIKE '%migrations'"
+            ).fetchall()
+        ]
+        if tables:
+            conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables))
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL URL with pgvector: the given one, or an embedded throwaway server."""
+    url = os.environ.get("MEMORY_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    try:
+        url, stop = embedded_postgres_url(tmp_path_factory.mktemp("pg"))
+    except RuntimeError as exc:
+        if IN_CI:
+            pytest.fail(f"PostgreSQL is required in CI: {exc}")
+        pytest.skip(f"no PostgreSQL: {exc}")
+    try:
+        yield url
+    finally:
+        stop()
+
+
+def url_for(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty backend URL of one kind."""
+    if kind == "memory":
+        return "memory://"
+    if kind == "sqlite":
+        return f"sqlite:///{tmp_path / 'memory.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    _reset_postgres(url)
+    return url
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh URL for each of the three backends."""
+    return url_for(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def backend(backend_url: str) -> Iterator[Backend]:
+    """A store and checkpointer opened with connect, on each backend."""
+    with connect(backend_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def abackend(backend_url: str) -> AsyncIterator[Backend]:
+    """A store and checkpointer opened with aconnect, on each backend."""
+    async with await aconnect(backend_url) as opened:
+        yield opened

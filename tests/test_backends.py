@@ -1,0 +1,183 @@
+"""connect / aconnect: the same store and checkpointer behaviour on every backend."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+from memory_plugin import (
+    Backend,
+    BackendError,
+    BackendUnavailableError,
+    aconnect,
+    connect,
+)
+from memory_plugin.backends import sqlite as sqlite_backend
+from memory_plugin.backends.index import _logged
+from tests.embeddings import INDEX
+
+
+def _echo_graph(backend: Backend):  # type: ignore[no-untyped-def]
+    def reply(state: MessagesState) -> dict[str, list[AIMessage]]:
+        return {"messages": [AIMessage(f"heard {len(state['messages'])}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("reply", reply)
+    builder.add_edge(START, "reply")
+    return builder.compile(checkpointer=backend.checkpointer, store=backend.store)
+
+
+def test_store_roundtrip(backend: Backend) -> None:
+    ns = ("memory_plugin", "t")
+    backend.store.put(ns, "a", {"text": "alpha"})
+    backend.store.put(ns, "b", {"text": "beta"})
+    assert backend.store.get(ns, "a").value == {"text": "alpha"}  # type: ignore[union-attr]
+    assert sorted(i.key for i in backend.store.search(ns)) == ["a", "b"]
+    backend.store.delete(ns, "a")
+    assert backend.store.get(ns, "a") is None
+
+
+async def test_async_store_and_checkpointer(abackend: Backend) -> None:
+    ns = ("memory_plugin", "t")
+    await abackend.store.aput(ns, "a", {"text": "alpha"})
+    assert (await abackend.store.aget(ns, "a")).value == {"text": "alpha"}  # type: ignore[union-attr]
+    graph = _echo_graph(abackend)
+    config = {"configurable": {"thread_id": "t1"}}
+    await graph.ainvoke({"messages": [HumanMessage("one")]}, config)
+    result = await graph.ainvoke({"messages": [HumanMessage("two")]}, config)
+    assert [m.content for m in result["messages"]] == ["one", "heard 1", "two", "heard 3"]
+
+
+def test_checkpointer_keeps_threads(backend: Backend) -> None:
+    graph = _echo_graph(backend)
+    config = {"configurable": {"thread_id": "t1"}}
+    graph.invoke({"messages": [HumanMessage("one")]}, config)
+    graph.invoke({"messages": [HumanMessage("two")]}, config)
+    state = graph.get_state(config)
+    assert [m.content for m in state.values["messages"]] == ["one", "heard 1", "two", "heard 3"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_durable_across_restart(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    from tests.conftest import url_for
+
+    url = url_for(kind, request, tmp_path)
+    config = {"configurable": {"thread_id": "t1"}}
+    with connect(url) as first:
+        first.store.put(("memory_plugin", "t"), "k", {"text": "kept"})
+        _echo_graph(first).invoke({"messages": [HumanMessage("hello")]}, config)
+    with connect(url) as second:
+        item = second.store.get(("memory_plugin", "t"), "k")
+        assert item is not None and item.value == {"text": "kept"}
+        state = _echo_graph(second).get_state(config)
+        assert [m.content for m in state.values["messages"]] == ["hello", "heard 1"]
+
+
+def test_semantic_index_is_passed_through(backend_url: str) -> None:
+    with connect(backend_url, index=INDEX) as backend:
+        assert backend.vector_search
+        ns = ("memory_plugin", "docs")
+        backend.store.put(ns, "cats", {"text": "cats purr and chase mice"})
+        backend.store.put(ns, "tax", {"text": "quarterly tax filing deadline"})
+        hits = backend.store.search(ns, query="when is the tax deadline", limit=2)
+        assert hits[0].key == "tax"
+        assert hits[0].score is not None and hits[0].score > (hits[1].score or 0)
+
+
+async def test_semantic_index_async(backend_url: str) -> None:
+    async with await aconnect(backend_url, index=INDEX) as backend:
+        ns = ("memory_plugin", "docs")
+        await backend.store.aput(ns, "cats", {"text": "cats purr and chase mice"})
+        await backend.store.aput(ns, "tax", {"text": "quarterly tax filing deadline"})
+        hits = await backend.store.asearch(ns, query="tax deadline", limit=2)
+        assert hits[0].key == "tax"
+
+
+@pytest.mark.parametrize("opener", ["sync", "async"])
+async def test_sqlite_without_sqlite_vec_runs_keyword_only(
+    opener: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(sqlite_backend, "loadable_sqlite", lambda: None)
+    _logged.clear()
+    url = f"sqlite:///{tmp_path / 'kw.db'}"
+    with caplog.at_level(logging.WARNING, logger="memory_plugin.backends"):
+        for _ in range(2):
+            if opener == "sync":
+                with connect(url, index=INDEX) as backend:
+                    assert not backend.vector_search
+                    backend.store.put(("memory_plugin", "n"), "k", {"text": "tax deadline"})
+                    assert [i.key for i in backend.store.search(("memory_plugin", "n"))] == ["k"]
+            else:
+                async with await aconnect(url, index=INDEX) as backend:
+                    assert not backend.vector_search
+                    await backend.store.aput(("memory_plugin", "n"), "k", {"text": "tax"})
+                    hits = await backend.store.asearch(("memory_plugin", "n"))
+                    assert [i.key for i in hits] == ["k"]
+    warnings = [r for r in caplog.records if "keyword-only" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_default_url_is_embedded_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEMORY_URL", raising=False)
+    with connect() as backend:
+        assert backend.kind == "sqlite"
+        backend.store.put(("memory_plugin", "t"), "k", {"v": 1})
+    assert (tmp_path / ".memory" / "memory.db").is_file()
+    monkeypatch.setenv("MEMORY_URL", "memory://")
+    with connect() as backend:
+        assert backend.kind == "memory"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://localhost/db", "unknown backend URL scheme 'mysql'"),
+        ("not a url", "malformed"),
+        ("sqlite://relative.db", "sqlite:///relative/path.db"),
+    ],
+)
+def test_bad_urls_are_named(url: str, message: str) -> None:
+    with pytest.raises(BackendError, match=message):
+        connect(url)
+
+
+@pytest.mark.parametrize("opener", ["sync", "async"])
+async def test_unreachable_postgres_is_a_clear_error(opener: str) -> None:
+    url = "postgresql://app:s3cret@127.0.0.1:1/memory"
+    with pytest.raises(BackendUnavailableError, match="cannot reach PostgreSQL") as info:
+        if opener == "sync":
+            connect(url)
+        else:
+            await aconnect(url)
+    assert "s3cret" not in str(info.value)
+    assert "127.0.0.1:1" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("index", "message"),
+    [
+        ({"dims": 0, "embed": lambda t: t}, "dims"),
+        ({"dims": 8}, "embed"),
+        ("openai", "must be a dict"),
+    ],
+)
+def test_bad_index_config_is_named(index: object, message: str) -> None:
+    with pytest.raises(BackendError, match=message):
+        connect("memory://", index=index)  # type: ignore[arg-type]
+
+
+def test_close_of_async_backend_points_to_aclose(tmp_path: Path) -> None:
+    import asyncio
+
+    async def open_and_check() -> None:
+        backend = await aconnect(f"sqlite:///{tmp_path / 'a.db'}")
+        with pytest.raises(BackendError, match="aclose"):
+            backend.close()
+        await backend.aclose()
+
+    asyncio.run(open_and_check())
