@@ -48,20 +48,13 @@ ensure_user() {
     fi
 }
 
-python_cmd() {
-    if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"
-    elif command -v python >/dev/null 2>&1; then echo python
-    elif command -v python3 >/dev/null 2>&1; then echo python3
-    fi
-}
-
-# Prints the pgserver wheel's pginstall dir, or nothing. Uses find_spec so pgserver's
-# import-time side effects (lock files, runtime dirs) never run.
+# Prints the pgserver wheel's pginstall dir, or nothing. Tries $PYTHON, else `python` and
+# `python3`. Uses find_spec so pgserver's import-time side effects (lock files) never run.
 pgserver_pginstall() {
-    local py
-    py="$(python_cmd)"
-    [ -n "$py" ] || return 0
-    "$py" - <<'EOF' 2>/dev/null || true
+    local py out
+    for py in ${PYTHON:-python python3}; do
+        command -v "$py" >/dev/null 2>&1 || continue
+        out="$("$py" - <<'EOF' 2>/dev/null || true
 import importlib.util, pathlib
 spec = importlib.util.find_spec("pgserver")
 if spec is not None and spec.origin:
@@ -69,6 +62,9 @@ if spec is not None and spec.origin:
     if (p / "bin" / "postgres").is_file():
         print(p)
 EOF
+)"
+        if [ -n "$out" ]; then echo "$out"; return 0; fi
+    done
 }
 
 # Prints the bin dir of an installed Debian PostgreSQL that has pgvector, or nothing.
@@ -134,7 +130,7 @@ find_binaries() {
         fi
         return 0
     fi
-    [ "$SOURCE" != "pgserver" ] || die "PG_CI_SOURCE=pgserver but the pgserver package is not importable by '$(python_cmd)'"
+    [ "$SOURCE" != "pgserver" ] || die "PG_CI_SOURCE=pgserver but no python (\$PYTHON, python, python3) can import pgserver"
     BIN="$(debian_bin)"
     if [ -z "$BIN" ]; then
         apt_install_pgvector
