@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -181,3 +184,27 @@ def test_close_of_async_backend_points_to_aclose(tmp_path: Path) -> None:
         await backend.aclose()
 
     asyncio.run(open_and_check())
+
+
+def _run_postgres_test(ci: str) -> subprocess.CompletedProcess[str]:
+    """Run one postgres test in a child pytest where no database can be had."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_TEST_POSTGRES_URL"}
+    env["CI"] = ci
+    code = (
+        "import sys; sys.modules['pgserver'] = None; import pytest; "
+        "sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '-rs', "
+        "'tests/test_backends.py::test_store_roundtrip[postgres]']))"
+    )
+    root = Path(__file__).parent.parent
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_missing_postgres_fails_in_ci_and_skips_elsewhere() -> None:
+    in_ci = _run_postgres_test("true")
+    assert in_ci.returncode != 0
+    assert "PostgreSQL is required in CI" in in_ci.stdout
+    local = _run_postgres_test("")
+    assert local.returncode == 0
+    assert "1 skipped" in local.stdout
