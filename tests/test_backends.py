@@ -208,3 +208,28 @@ def test_missing_postgres_fails_in_ci_and_skips_elsewhere() -> None:
     local = _run_postgres_test("")
     assert local.returncode == 0
     assert "1 skipped" in local.stdout
+
+
+def test_app_servers_starting_together_share_one_fresh_database(postgres_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    name = "memory_plugin_fresh_start"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
+
+    def start_server(n: int) -> str | None:
+        with connect(url, index=INDEX) as server:
+            server.store.put(("memory_plugin", "servers"), f"s{n}", {"text": f"server {n}"})
+            item = server.store.get(("memory_plugin", "servers"), f"s{n}")
+            return item.value["text"] if item else None
+
+    with ThreadPoolExecutor(4) as pool:
+        started = list(pool.map(start_server, range(4)))
+    assert started == [f"server {n}" for n in range(4)]
+    with connect(url) as reader:
+        assert len(reader.store.search(("memory_plugin", "servers"))) == 4

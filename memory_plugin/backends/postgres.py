@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from contextlib import AsyncExitStack, ExitStack
 from typing import Any
 
@@ -17,17 +18,36 @@ from memory_plugin.backends.index import log_once
 from memory_plugin.errors import BackendError, BackendUnavailableError
 
 CONNECT_TIMEOUT_SECONDS = 5
+# Held while migrations run, so app servers starting together never race on them. Polled
+# with short statements: a waiting statement would stall the migrations' CREATE INDEX
+# CONCURRENTLY, which waits for every open transaction.
+SETUP_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtext('memory_plugin.setup'))"
+SETUP_LOCK_POLL_SECONDS = 0.05
+SETUP_LOCK_TIMEOUT_SECONDS = 120
 POOL_MAX_SIZE = 10
 _CONN_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
 
-def _probe(target: str, display: str, want_vector: bool) -> bool:
-    """Check the server answers; report whether pgvector can be used."""
+def _take_setup_lock(conn: psycopg.Connection[Any], display: str) -> None:
+    deadline = time.monotonic() + SETUP_LOCK_TIMEOUT_SECONDS
+    while True:
+        row = conn.execute(SETUP_LOCK_SQL).fetchone()
+        if row and row[0]:
+            return
+        if time.monotonic() > deadline:
+            raise BackendUnavailableError(f"timed out waiting for migrations on {display}")
+        time.sleep(SETUP_LOCK_POLL_SECONDS)
+
+
+def _probe(target: str, display: str, want_vector: bool, stack: ExitStack) -> bool:
+    """Check the server answers, take the setup lock, report whether pgvector can be used."""
     try:
-        with psycopg.connect(target, connect_timeout=CONNECT_TIMEOUT_SECONDS) as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
-            ).fetchone()
+        conn = psycopg.connect(target, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True)
+        stack.callback(conn.close)
+        row = conn.execute(
+            "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchone()
+        _take_setup_lock(conn, display)
     except psycopg.ProgrammingError as exc:
         raise BackendError(f"PostgreSQL URL {display} is malformed: {exc}") from exc
     except psycopg.Error as exc:
@@ -46,31 +66,43 @@ def open_postgres(
     target: str, display: str, index: dict[str, Any] | None, stack: ExitStack
 ) -> Opened:
     """Open a pooled PostgresStore and PostgresSaver and run their migrations."""
-    vector = _probe(target, display, index is not None)
+    with ExitStack() as setup_lock:
+        vector = _probe(target, display, index is not None, setup_lock)
+        return _open_pool(target, index if vector else None, stack)
+
+
+def _open_pool(target: str, index: dict[str, Any] | None, stack: ExitStack) -> Opened:
     pool: ConnectionPool[Any] = ConnectionPool(
         target, min_size=1, max_size=POOL_MAX_SIZE, kwargs=_CONN_KWARGS, open=False
     )
     pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
     stack.callback(pool.close)
-    store = PostgresStore(pool, index=index if vector else None)  # type: ignore[arg-type]
+    store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = PostgresSaver(pool)
     store.setup()
     saver.setup()
-    return Opened(store, saver, vector)
+    return Opened(store, saver, index is not None)
 
 
 async def aopen_postgres(
     target: str, display: str, index: dict[str, Any] | None, stack: AsyncExitStack
 ) -> Opened:
     """Async twin of open_postgres."""
-    vector = _probe(target, display, index is not None)
+    with ExitStack() as setup_lock:
+        vector = _probe(target, display, index is not None, setup_lock)
+        return await _aopen_pool(target, index if vector else None, stack)
+
+
+async def _aopen_pool(
+    target: str, index: dict[str, Any] | None, stack: AsyncExitStack
+) -> Opened:
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         target, min_size=1, max_size=POOL_MAX_SIZE, kwargs=_CONN_KWARGS, open=False
     )
     await pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
     stack.push_async_callback(pool.close)
-    store = AsyncPostgresStore(pool, index=index if vector else None)  # type: ignore[arg-type]
+    store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = AsyncPostgresSaver(pool)
     await store.setup()
     await saver.setup()
-    return Opened(store, saver, vector)
+    return Opened(store, saver, index is not None)
