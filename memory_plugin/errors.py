@@ -27,3 +27,11 @@ class SettingsError(MemoryPluginError, ValueError):
 
 class LockedSettingError(SettingsError):
     """A settings write targets a field the platform has locked."""
+
+
+class MemoryWriteError(MemoryPluginError, ValueError):
+    """A memory write was refused by validation or screening; nothing was stored."""
+
+
+class ConflictError(MemoryPluginError):
+    """Someone else changed the memory since it was read; nothing was stored."""

@@ -1,36 +1,72 @@
 """Sync and async twins without two copies of the logic.
 
-Store logic is written once as a *plan*: a generator that yields lists of store operations and
-receives their results, the way `BaseStore` funnels every call through `batch` / `abatch`.
-`run` drives a plan with `store.batch`, `arun` with `await store.abatch`.
+Memory logic is written once as a *plan*: a generator that yields requests and receives their
+results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request is a
+list of store operations or a `ModelCall`. `run` drives a plan with `store.batch` and
+`model.invoke`, `arun` with `await store.abatch` and `await model.ainvoke`. A failed request
+is thrown into the plan at its `yield`, so the plan decides what a failure means.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import TypeVar
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from langgraph.store.base import BaseStore, Op, Result
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langgraph.store.base import BaseStore, Op
 
 T = TypeVar("T")
-Plan = Generator[list[Op], list[Result], T]
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """Ask a chat model for one reply."""
+
+    model: BaseChatModel
+    messages: Sequence[BaseMessage]
+
+
+Request = list[Op] | ModelCall
+Plan = Generator[Request, Any, T]
+
+
+def _resume(plan: Plan[T], result: Any, failure: Exception | None) -> Request:
+    return plan.throw(failure) if failure is not None else plan.send(result)
 
 
 def run(store: BaseStore, plan: Plan[T]) -> T:
-    """Drive a plan to completion with the store's synchronous batch."""
+    """Drive a plan to completion synchronously."""
     try:
-        ops = next(plan)
+        request = next(plan)
         while True:
-            ops = plan.send(store.batch(ops))
+            try:
+                if isinstance(request, ModelCall):
+                    result: Any = request.model.invoke(list(request.messages))
+                else:
+                    result = store.batch(request)
+            except Exception as exc:
+                request = _resume(plan, None, exc)
+            else:
+                request = _resume(plan, result, None)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
 
 async def arun(store: BaseStore, plan: Plan[T]) -> T:
-    """Drive a plan to completion with the store's asynchronous batch."""
+    """Drive a plan to completion asynchronously."""
     try:
-        ops = next(plan)
+        request = next(plan)
         while True:
-            ops = plan.send(await store.abatch(ops))
+            try:
+                if isinstance(request, ModelCall):
+                    result: Any = await request.model.ainvoke(list(request.messages))
+                else:
+                    result = await store.abatch(request)
+            except Exception as exc:
+                request = _resume(plan, None, exc)
+            else:
+                request = _resume(plan, result, None)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]

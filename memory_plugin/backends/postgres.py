@@ -93,9 +93,7 @@ async def aopen_postgres(
         return await _aopen_pool(target, index if vector else None, stack)
 
 
-async def _aopen_pool(
-    target: str, index: dict[str, Any] | None, stack: AsyncExitStack
-) -> Opened:
+async def _aopen_pool(target: str, index: dict[str, Any] | None, stack: AsyncExitStack) -> Opened:
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         target, min_size=1, max_size=POOL_MAX_SIZE, kwargs=_CONN_KWARGS, open=False
     )

@@ -1,0 +1,173 @@
+"""Conditional writes: put an item only if its version is still the one the writer read.
+
+LangGraph's BaseStore has no compare-and-swap, so each backend gets one: PostgreSQL and
+SQLite check the version inside the database (safe across processes and app servers);
+any other store, InMemoryStore included, serialises the check in this process.
+Every versioned value carries `version`: 1 for a new item, +1 per accepted write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from langgraph.checkpoint.postgres import _ainternal, _internal
+from langgraph.store.base import BaseStore, GetOp, PutOp
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+from psycopg.types.json import Jsonb
+
+from memory_plugin.backends.index import log_once
+
+_PG_INSERT = (
+    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
+    "VALUES (%s, %s, %s, NOW(), NOW()) ON CONFLICT (prefix, key) DO NOTHING"
+)
+_PG_UPDATE = (
+    "UPDATE store SET value = %s, updated_at = NOW() "
+    "WHERE prefix = %s AND key = %s AND (value->>'version')::bigint = %s"
+)
+_SQLITE_READ = "SELECT value FROM store WHERE prefix = ? AND key = ?"
+_SQLITE_INSERT = (
+    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
+    "VALUES (?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+)
+_SQLITE_UPDATE = (
+    "UPDATE store SET value = ?, updated_at = CURRENT_TIMESTAMP WHERE prefix = ? AND key = ?"
+)
+
+_thread_locks: weakref.WeakKeyDictionary[BaseStore, threading.Lock] = weakref.WeakKeyDictionary()
+_guard = threading.Lock()
+
+
+def _versioned(value: Mapping[str, Any], expected: int | None) -> dict[str, Any]:
+    return {**value, "version": (expected or 0) + 1}
+
+
+def _prefix(namespace: tuple[str, ...]) -> str:
+    return ".".join(namespace)
+
+
+def _sqlite_check(row: Any, expected: int | None) -> bool:
+    if row is None:
+        return expected is None
+    current = orjson.loads(row[0]).get("version")
+    return expected is not None and current == expected
+
+
+def _process_lock(store: BaseStore) -> threading.Lock:
+    with _guard:
+        lock = _thread_locks.get(store)
+        if lock is None:
+            lock = _thread_locks[store] = threading.Lock()
+            if not isinstance(store, SqliteStore | PostgresStore):
+                log_once(
+                    f"{type(store).__name__} has no conditional write: versions are checked "
+                    "under a lock in this process only"
+                )
+        return lock
+
+
+def _matches(item: Any, expected: int | None) -> bool:
+    if item is None:
+        return expected is None
+    return expected is not None and bool(item.value.get("version") == expected)
+
+
+def put_if_version(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    key: str,
+    value: Mapping[str, Any],
+    expected: int | None,
+) -> dict[str, Any] | None:
+    """Write value if the item's version is `expected` (None: the item must not exist).
+
+    Returns the stored value (with its new version), or None when the check failed.
+    """
+    new = _versioned(value, expected)
+    if isinstance(store, PostgresStore):
+        with _internal.get_connection(store.conn) as conn:
+            if expected is None:
+                cur = conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
+            else:
+                params = (Jsonb(new), _prefix(namespace), key, expected)
+                cur = conn.execute(_PG_UPDATE, params)
+            return new if cur.rowcount == 1 else None
+    if isinstance(store, SqliteStore):
+        with store.lock:
+            db = store.conn
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(_SQLITE_READ, (_prefix(namespace), key)).fetchone()
+                ok = _sqlite_check(row, expected)
+                if ok:
+                    sql = _SQLITE_INSERT if row is None else _SQLITE_UPDATE
+                    args = (_prefix(namespace), key, orjson.dumps(new))
+                    db.execute(sql, args if row is None else (args[2], args[0], args[1]))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return new if ok else None
+    with _process_lock(store):
+        (item,) = store.batch([GetOp(namespace, key)])
+        if not _matches(item, expected):
+            return None
+        store.batch([PutOp(namespace, key, new, index=False)])
+        return new
+
+
+_async_locks: weakref.WeakKeyDictionary[BaseStore, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def aput_if_version(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    key: str,
+    value: Mapping[str, Any],
+    expected: int | None,
+) -> dict[str, Any] | None:
+    """Async twin of put_if_version."""
+    new = _versioned(value, expected)
+    if isinstance(store, AsyncPostgresStore):
+        async with _ainternal.get_connection(store.conn) as conn:
+            if expected is None:
+                cur = await conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
+            else:
+                params = (Jsonb(new), _prefix(namespace), key, expected)
+                cur = await conn.execute(_PG_UPDATE, params)
+            return new if cur.rowcount == 1 else None
+    if isinstance(store, AsyncSqliteStore):
+        if not store.is_setup:
+            await store.setup()
+        async with store.lock:
+            db = store.conn
+            await db.execute("BEGIN IMMEDIATE")
+            try:
+                async with db.execute(_SQLITE_READ, (_prefix(namespace), key)) as rows:
+                    row = await rows.fetchone()
+                ok = _sqlite_check(row, expected)
+                if ok:
+                    sql = _SQLITE_INSERT if row is None else _SQLITE_UPDATE
+                    args = (_prefix(namespace), key, orjson.dumps(new))
+                    await db.execute(sql, args if row is None else (args[2], args[0], args[1]))
+            except BaseException:
+                await db.execute("ROLLBACK")
+                raise
+            await db.execute("COMMIT")
+            return new if ok else None
+    if isinstance(store, SqliteStore | PostgresStore):
+        return await asyncio.to_thread(put_if_version, store, namespace, key, value, expected)
+    lock = _async_locks.setdefault(store, asyncio.Lock())
+    async with lock:
+        (item,) = await store.abatch([GetOp(namespace, key)])
+        if not _matches(item, expected):
+            return None
+        await store.abatch([PutOp(namespace, key, new, index=False)])
+        return new
