@@ -1,21 +1,23 @@
 """Sync and async twins without two copies of the logic.
 
-Memory logic is written once as a *plan*: a generator that yields requests and receives their
-results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request is a
-list of store operations or a `ModelCall`. `run` drives a plan with `store.batch` and
-`model.invoke`, `arun` with `await store.abatch` and `await model.ainvoke`. A failed request
-is thrown into the plan at its `yield`, so the plan decides what a failure means.
+Memory logic is written once as a *plan*: a generator that yields requests and receives
+their results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request
+is a list of store operations, a `PutIfVersion` or a `ModelCall`. `run` drives a plan with
+the store's and model's sync methods, `arun` with their async twins. A failed request is
+thrown into the plan at its `yield`, so the plan decides what a failure means.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore, Op
+
+from memory_plugin.backends.conditional import aput_if_version, put_if_version
 
 T = TypeVar("T")
 
@@ -28,8 +30,26 @@ class ModelCall:
     messages: Sequence[BaseMessage]
 
 
-Request = list[Op] | ModelCall
+@dataclass(frozen=True)
+class PutIfVersion:
+    """Write an item only if its version is still `expected` (None: only if absent).
+
+    The result is the stored value with its new version, or None when the check failed.
+    """
+
+    namespace: tuple[str, ...]
+    key: str
+    value: Mapping[str, Any]
+    expected: int | None
+
+
+Request = list[Op] | ModelCall | PutIfVersion
 Plan = Generator[Request, Any, T]
+
+
+def astuple_shallow(request: PutIfVersion) -> tuple[Any, ...]:
+    """The fields of a conditional put, in order, without copying the value."""
+    return (request.namespace, request.key, request.value, request.expected)
 
 
 def _resume(plan: Plan[T], result: Any, failure: Exception | None) -> Request:
@@ -44,6 +64,8 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
             try:
                 if isinstance(request, ModelCall):
                     result: Any = request.model.invoke(list(request.messages))
+                elif isinstance(request, PutIfVersion):
+                    result = put_if_version(store, *astuple_shallow(request))
                 else:
                     result = store.batch(request)
             except Exception as exc:
@@ -62,6 +84,8 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
             try:
                 if isinstance(request, ModelCall):
                     result: Any = await request.model.ainvoke(list(request.messages))
+                elif isinstance(request, PutIfVersion):
+                    result = await aput_if_version(store, *astuple_shallow(request))
                 else:
                     result = await store.abatch(request)
             except Exception as exc:

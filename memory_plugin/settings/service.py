@@ -47,7 +47,8 @@ class LayeredSettings:
         self.defaults = defaults or MemorySettings()
         self.env_values, self.env_locked = read_env(os.environ if environ is None else environ)
 
-    def _effective_plan(self, ctx: MemoryContext) -> Plan[EffectiveSettings]:
+    def effective_plan(self, ctx: MemoryContext) -> Plan[EffectiveSettings]:
+        """The plan behind get and aget, for composing into other plans."""
         present = [(layer, layer_namespace(layer, ctx)) for layer in _LAYERS]
         wanted = [(layer, ns) for layer, ns in present if ns is not None]
         items = yield [GetOp(ns, LAYER_KEY) for _, ns in wanted]
@@ -86,11 +87,11 @@ class LayeredSettings:
 
     def get(self, ctx: MemoryContext) -> EffectiveSettings:
         """The effective settings for a run's context."""
-        return run(self.store, self._effective_plan(ctx))
+        return run(self.store, self.effective_plan(ctx))
 
     async def aget(self, ctx: MemoryContext) -> EffectiveSettings:
         """Async twin of get."""
-        return await arun(self.store, self._effective_plan(ctx))
+        return await arun(self.store, self.effective_plan(ctx))
 
     def update(
         self,

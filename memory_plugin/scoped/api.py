@@ -1,0 +1,188 @@
+"""ScopedMemory: the Python API over curated documents and dated notes, sync and async."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import BaseStore, PutOp
+
+from memory_plugin.blocks import PromptBlock
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import MemoryWriteError, ScopeError
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
+from memory_plugin.scoped.documents import CURRENT, Document, DocumentWrite, read_plan, write_plan
+from memory_plugin.scoped.notes import (
+    NOTE_INDEX,
+    Note,
+    all_notes_plan,
+    append_plan,
+    update_note_plan,
+)
+from memory_plugin.scoped.prompt import blocks_plan, recent_notes_plan
+from memory_plugin.scoped.recall import Hit, clamp_k, recall_plan
+from memory_plugin.settings import LayeredSettings
+
+Membership = Callable[[str, str], bool]
+"""(user_id, workspace_id) -> whether the user belongs to the workspace."""
+
+
+def trust_run_context(user_id: str, workspace_id: str) -> bool:
+    """The default membership check: the run context already names the caller's workspace."""
+    return True
+
+
+def utc_now() -> datetime:
+    """The current time in UTC."""
+    return datetime.now(UTC)
+
+
+class ScopedMemory:
+    """Curated documents and dated notes in the scope the run's context selects.
+
+    A private thread uses the caller's personal scope, a shared thread its workspace's team
+    scope. `model` compresses documents that would cross the hard limit.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        settings: LayeredSettings | None = None,
+        model: BaseChatModel | None = None,
+        membership: Membership = trust_run_context,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.settings = settings or LayeredSettings(store)
+        self.model = model
+        self.membership = membership
+        self.clock = clock
+        self.semantic = getattr(store, "index_config", True) is not None
+
+    def _remember(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
+        effective = yield from self.settings.effective_plan(ctx)
+        scope = thread_scope(ctx)
+        limit = effective.values.note_max_chars
+        return (yield from append_plan(scope, text, limit, self.clock(), self.semantic))
+
+    def remember(self, ctx: MemoryContext, text: str) -> Note:
+        """Append one note to the thread's scope."""
+        return run(self.store, self._remember(ctx, text))
+
+    async def aremember(self, ctx: MemoryContext, text: str) -> Note:
+        """Async twin of remember."""
+        return await arun(self.store, self._remember(ctx, text))
+
+    def _read(self, ctx: MemoryContext) -> Plan[Document | None]:
+        scope = readable_thread_scope(ctx)
+        return (yield from read_plan(scope)) if scope else None
+
+    def read_document(self, ctx: MemoryContext) -> Document | None:
+        """The scope's curated document, None before the first write."""
+        return run(self.store, self._read(ctx))
+
+    async def aread_document(self, ctx: MemoryContext) -> Document | None:
+        """Async twin of read_document."""
+        return await arun(self.store, self._read(ctx))
+
+    def _write(
+        self, ctx: MemoryContext, text: Any, expected: int | str | None
+    ) -> Plan[DocumentWrite]:
+        effective = yield from self.settings.effective_plan(ctx)
+        scope = thread_scope(ctx)
+        plan = write_plan(
+            scope, text, effective.values, self.model, expected=expected, now=self.clock()
+        )
+        return (yield from plan)
+
+    def write_document(
+        self, ctx: MemoryContext, text: str, *, expected_version: int | str | None = CURRENT
+    ) -> DocumentWrite:
+        """Replace the document whole; pass the version you read to refuse a lost update."""
+        return run(self.store, self._write(ctx, text, expected_version))
+
+    async def awrite_document(
+        self, ctx: MemoryContext, text: str, *, expected_version: int | str | None = CURRENT
+    ) -> DocumentWrite:
+        """Async twin of write_document."""
+        return await arun(self.store, self._write(ctx, text, expected_version))
+
+    def _recall(self, ctx: MemoryContext, query: str, k: int | None) -> Plan[list[Hit]]:
+        effective = yield from self.settings.effective_plan(ctx)
+        values = effective.values
+        count = clamp_k(k, values.recall_default_k, values.recall_max_k)
+        scope = readable_thread_scope(ctx)
+        return (yield from recall_plan(scope, query, count)) if scope else []
+
+    def recall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
+        """The notes that best match a query (default k from settings, at most recall_max_k)."""
+        return run(self.store, self._recall(ctx, query, k))
+
+    async def arecall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
+        """Async twin of recall."""
+        return await arun(self.store, self._recall(ctx, query, k))
+
+    def _notes(self, ctx: MemoryContext, days: int | None) -> Plan[list[Note]]:
+        scope = readable_thread_scope(ctx)
+        if scope is None:
+            return []
+        if days is None:
+            return (yield from all_notes_plan(scope))
+        return (yield from recent_notes_plan(scope, days, self.clock()))
+
+    def list_notes(self, ctx: MemoryContext, *, days: int | None = None) -> list[Note]:
+        """The scope's live notes: all of them, or those of the last `days` UTC days."""
+        return run(self.store, self._notes(ctx, days))
+
+    async def alist_notes(self, ctx: MemoryContext, *, days: int | None = None) -> list[Note]:
+        """Async twin of list_notes."""
+        return await arun(self.store, self._notes(ctx, days))
+
+    def _deletable_scope(self, ctx: MemoryContext) -> Scope:
+        scope = thread_scope(ctx)
+        if scope.kind == "team":
+            if not ctx.user_id:
+                raise ScopeError("deleting a team note needs the acting user_id in the context")
+            assert ctx.workspace_id is not None
+            if not self.membership(ctx.user_id, ctx.workspace_id):
+                raise ScopeError(
+                    f"user {ctx.user_id!r} is not a member of workspace {ctx.workspace_id!r}"
+                )
+        return scope
+
+    def _delete(self, ctx: MemoryContext, key: str) -> Plan[None]:
+        scope = self._deletable_scope(ctx)
+        change = {
+            "deleted": True,
+            "text": "",
+            "deleted_by": ctx.user_id,
+            "deleted_at": self.clock().isoformat(),
+        }
+        if (yield from update_note_plan(scope, key, change)) is None:
+            raise MemoryWriteError(f"there is no note {key!r} in this memory")
+        yield [PutOp(scope.child(NOTE_INDEX), key, None)]
+
+    def delete_note(self, ctx: MemoryContext, key: str) -> None:
+        """Delete one note (it stays as a tombstone holding its position)."""
+        run(self.store, self._delete(ctx, key))
+
+    async def adelete_note(self, ctx: MemoryContext, key: str) -> None:
+        """Async twin of delete_note."""
+        await arun(self.store, self._delete(ctx, key))
+
+    def _blocks(self, ctx: MemoryContext) -> Plan[list[PromptBlock]]:
+        effective = yield from self.settings.effective_plan(ctx)
+        scope = readable_thread_scope(ctx)
+        return (yield from blocks_plan(scope, effective.values, self.clock())) if scope else []
+
+    def prompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
+        """The document and recent-notes blocks to inject this turn."""
+        return run(self.store, self._blocks(ctx))
+
+    async def aprompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
+        """Async twin of prompt_blocks."""
+        return await arun(self.store, self._blocks(ctx))

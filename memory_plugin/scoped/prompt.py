@@ -1,0 +1,70 @@
+"""The scope's protected prompt blocks: the curated document and the recent notes."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from memory_plugin.blocks import PromptBlock
+from memory_plugin.plans import Plan
+from memory_plugin.scope import Scope
+from memory_plugin.scoped.documents import Document, read_plan, size_warning
+from memory_plugin.scoped.notes import Note, day_plan, to_note, utc_days
+from memory_plugin.settings import MemorySettings
+
+logger = logging.getLogger(__name__)
+
+DOCUMENT_BLOCK = "memory_document"
+NOTES_BLOCK = "recent_memory_notes"
+
+
+def document_block(scope: Scope, document: Document | None, settings: MemorySettings) -> str:
+    """The curated document as a prompt block, with its size warning when over the soft limit."""
+    label = "team" if scope.kind == "team" else "personal"
+    body = document.text if document and document.text else "(empty)"
+    lines = [f'<memory_document scope="{label}">', body]
+    warning = size_warning(document.text, settings) if document else None
+    if warning:
+        lines.append(f"(Warning: {warning}.)")
+    lines.append("</memory_document>")
+    return "\n".join(lines)
+
+
+def notes_block(notes: list[Note], max_chars: int) -> str:
+    """Recent notes newest first, dropping whole notes from the oldest end to fit max_chars."""
+    opening, closing = f"<{NOTES_BLOCK}>", f"</{NOTES_BLOCK}>"
+    used = len(opening) + len(closing) + 2
+    kept: list[str] = []
+    for note in sorted(notes, key=lambda n: n.key, reverse=True):
+        line = note.render()
+        if used + len(line) + 1 > max_chars:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return "\n".join([opening, *kept, closing])
+
+
+def recent_notes_plan(scope: Scope, days: int, now: datetime) -> Plan[list[Note]]:
+    """Live notes written today and on the days before it (UTC)."""
+    notes: list[Note] = []
+    for day in utc_days(now, days):
+        items = yield from day_plan(scope, day)
+        notes.extend(note for item in items if (note := to_note(item)) is not None)
+    return notes
+
+
+def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[list[PromptBlock]]:
+    """The document block and the recent-notes block; notes that fail to load are logged
+    and left out, never blocking the turn."""
+    document = yield from read_plan(scope)
+    blocks = [PromptBlock(DOCUMENT_BLOCK, "per_turn", document_block(scope, document, settings))]
+    try:
+        notes = yield from recent_notes_plan(scope, settings.recent_notes_days, now)
+    except Exception:
+        logger.warning(
+            "recent notes could not be loaded; the turn goes on without them", exc_info=True
+        )
+        return blocks
+    text = notes_block(notes, settings.recent_notes_max_chars)
+    blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text))
+    return blocks
