@@ -42,7 +42,7 @@ RECALL = (
 )
 
 
-def _context(runtime: ToolRuntime) -> MemoryContext:
+def _context(runtime: ToolRuntime[Any, Any]) -> MemoryContext:
     return MemoryContext.from_run(runtime.context, runtime.config.get("configurable"))
 
 
@@ -100,39 +100,39 @@ def _hits(query: str, hits: list[Hit]) -> str:
 def scoped_memory_tools(*, model: BaseChatModel | None = None, **options: Any) -> list[BaseTool]:
     """The tools over the thread's scope; `model` compresses an over-long document."""
 
-    def memory(runtime: ToolRuntime) -> ScopedMemory:
+    def memory(runtime: ToolRuntime[Any, Any]) -> ScopedMemory:
         if runtime.store is None:
             raise MemoryPluginError("the graph has no store: compile it with store=...")
         return ScopedMemory(runtime.store, model=model, **options)
 
     @_sync_errors
-    def remember(text: str, runtime: ToolRuntime) -> str:
+    def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         return _noted(memory(runtime).remember(_context(runtime), text))
 
     @_async_errors
-    async def aremember(text: str, runtime: ToolRuntime) -> str:
+    async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         return _noted(await memory(runtime).aremember(_context(runtime), text))
 
     @_sync_errors
-    def update_memory(content: str, runtime: ToolRuntime) -> str:
+    def update_memory(content: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             return _saved(memory(runtime).write_document(_context(runtime), content))
         except ConflictError as exc:
             raise MemoryPluginError(f"{exc}; read the current document and retry") from exc
 
     @_async_errors
-    async def aupdate_memory(content: str, runtime: ToolRuntime) -> str:
+    async def aupdate_memory(content: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             return _saved(await memory(runtime).awrite_document(_context(runtime), content))
         except ConflictError as exc:
             raise MemoryPluginError(f"{exc}; read the current document and retry") from exc
 
     @_sync_errors
-    def recall(query: str, runtime: ToolRuntime, k: int | None = None) -> str:
+    def recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
         return _hits(query, memory(runtime).recall(_context(runtime), query, k))
 
     @_async_errors
-    async def arecall(query: str, runtime: ToolRuntime, k: int | None = None) -> str:
+    async def arecall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
         return _hits(query, await memory(runtime).arecall(_context(runtime), query, k))
 
     specs = [
