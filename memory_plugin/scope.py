@@ -13,7 +13,7 @@ from typing import Literal
 
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
-from memory_plugin.namespaces import encode_id, namespace
+from memory_plugin.namespaces import ROOT, decode_id, encode_id, namespace
 
 ScopeKind = Literal["personal", "team", "profile", "agent", "agent_private"]
 
@@ -104,3 +104,32 @@ def readable_thread_scope(ctx: MemoryContext) -> Scope | None:
         if ctx.thread_visibility == "private" and not ctx.user_id:
             return None
         raise
+
+
+def scope_from_namespace(ns: tuple[str, ...]) -> tuple[Scope, MemoryContext]:
+    """The personal or team scope stored at a namespace, and a context naming its owners."""
+    labels = list(ns)
+    if not labels or labels[0] != ROOT:
+        raise ScopeError(f"{ns!r} is not a memory_plugin namespace")
+    ids: dict[str, str] = {}
+    i = 1
+    while i < len(labels):
+        label = labels[i]
+        if label in ("org", "ws", "personal") and i + 1 < len(labels):
+            ids[label] = decode_id(labels[i + 1])
+            i += 2
+        elif label == "team" and i == len(labels) - 1:
+            ids["team"] = ""
+            i += 1
+        else:
+            raise ScopeError(f"{ns!r} is not a personal or team scope")
+    ctx = MemoryContext(
+        user_id=ids.get("personal"),
+        workspace_id=ids.get("ws"),
+        org_id=ids.get("org"),
+        thread_visibility="shared" if "team" in ids else "private",
+    )
+    scope = thread_scope(ctx)
+    if scope.namespace != ns:
+        raise ScopeError(f"{ns!r} is not a personal or team scope")
+    return scope, ctx

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from langgraph.checkpoint.postgres import _ainternal, _internal
 from langgraph.store.base import BaseStore, GetOp, PutOp
+from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
@@ -65,7 +66,7 @@ def _process_lock(store: BaseStore) -> threading.Lock:
         lock = _thread_locks.get(store)
         if lock is None:
             lock = _thread_locks[store] = threading.Lock()
-            if not isinstance(store, SqliteStore | PostgresStore):
+            if not isinstance(store, SqliteStore | PostgresStore | InMemoryStore):
                 log_once(
                     f"{type(store).__name__} has no conditional write: versions are checked "
                     "under a lock in this process only"

@@ -85,14 +85,17 @@ def write_plan(
     model: BaseChatModel | None,
     *,
     expected: int | str | None = CURRENT,
-    folded: tuple[str, ...] = (),
+    folded: tuple[str, ...] | None = None,
     now: datetime | None = None,
 ) -> Plan[DocumentWrite]:
     """Validate (compressing past the hard limit), then save if the version still matches.
 
     `expected` is the version the writer read (None: there must be no document yet) or
-    CURRENT to replace whatever is there now. Raises MemoryWriteError when the text is refused
-    and ConflictError when someone else saved first; nothing is written in either case.
+    CURRENT to replace whatever is there now. `folded` lists the notes this version folds in
+    (nightly consolidation); other writes carry the previous list forward, so a crash between
+    saving and marking those notes can still be finished by the next run. Raises
+    MemoryWriteError when the text is refused and ConflictError when someone else saved
+    first; nothing is written in either case.
     """
     cleaned = _clean(text)
     hard = settings.document_hard_limit_chars
@@ -118,9 +121,11 @@ def write_plan(
                 f"the memory document is still {len(cleaned):,} characters after compression, "
                 f"over the hard limit of {hard:,}; the previous document is kept"
             )
+    current = yield from read_plan(scope)
     if isinstance(expected, str):
-        current = yield from read_plan(scope)
         expected = current.version if current else None
+    if folded is None:
+        folded = current.folded if current and current.version == expected else ()
     stamp = (now or datetime.now(UTC)).astimezone(UTC).isoformat()
     value = {"text": cleaned, "updated_at": stamp, "folded": list(folded)}
     stored = yield PutIfVersion(scope.child(DOCUMENT), CURRENT, value, expected)

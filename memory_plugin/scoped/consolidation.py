@@ -1,0 +1,235 @@
+"""Nightly consolidation: fold notes older than the minimum age into each scope's document.
+
+Per scope: collect unconsolidated notes older than `consolidation_min_age_days` (at most
+`consolidation_max_notes` notes and `consolidation_max_chars` characters), ask the model for
+the full updated document, save it through the same validated path as update_memory
+(recording which notes it folds in), then mark exactly those notes consolidated. A scope
+whose run fails keeps every note unmarked for the next run. A crash after the save and before
+the marks is finished by the next run: the saved document names the notes it folded in, so
+they are marked without being folded a second time. At most `consolidation_max_scopes`
+scopes are processed per run; the rest wait.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
+
+from memory_plugin.context import MemoryContext
+from memory_plugin.namespaces import ROOT
+from memory_plugin.plans import ModelCall, Plan, arun, run
+from memory_plugin.scope import Scope, scope_from_namespace
+from memory_plugin.scoped.documents import read_plan, write_plan
+from memory_plugin.scoped.notes import NOTES, Note, all_notes_plan, update_note_plan
+from memory_plugin.scoped.prompts import consolidation_messages, reply_text
+from memory_plugin.settings import LayeredSettings, MemorySettings
+
+logger = logging.getLogger(__name__)
+Status = Literal["consolidated", "recovered", "failed", "nothing"]
+
+
+@dataclass(frozen=True)
+class ScopeResult:
+    """What one scope's consolidation did."""
+
+    namespace: tuple[str, ...]
+    status: Status
+    folded: int = 0
+    recovered: int = 0
+    waiting: int = 0
+    document_version: int | None = None
+    error: str | None = None
+
+
+@dataclass
+class ConsolidationReport:
+    """The outcome of one consolidation run."""
+
+    scopes: list[ScopeResult] = field(default_factory=list)
+    scopes_waiting: int = 0
+
+    @property
+    def folded(self) -> int:
+        """Notes folded into documents in this run."""
+        return sum(result.folded for result in self.scopes)
+
+    @property
+    def failed(self) -> list[ScopeResult]:
+        """Scopes whose run failed; their notes stay unmarked."""
+        return [result for result in self.scopes if result.status == "failed"]
+
+    def summary(self) -> str:
+        """One line for people."""
+        done = [r for r in self.scopes if r.status in ("consolidated", "recovered")]
+        waiting = sum(r.waiting for r in self.scopes)
+        text = f"Folded {self.folded} notes into {len(done)} of {len(self.scopes)} scopes"
+        if self.failed:
+            text += f"; {len(self.failed)} failed and will be retried"
+        if waiting or self.scopes_waiting:
+            text += f"; {waiting} notes and {self.scopes_waiting} scopes wait for the next run"
+        return text + "."
+
+
+def _pending(notes: list[Note], folded: set[str], cutoff: str) -> list[Note]:
+    return [n for n in notes if not n.consolidated and n.key not in folded and n.day <= cutoff]
+
+
+def _batch(notes: list[Note], settings: MemorySettings) -> list[Note]:
+    batch: list[Note] = []
+    chars = 0
+    for note in notes[: settings.consolidation_max_notes]:
+        chars += len(note.render())
+        if chars > settings.consolidation_max_chars:
+            break
+        batch.append(note)
+    return batch
+
+
+def _cutoff(now: datetime, settings: MemorySettings) -> str:
+    return (now.date() - timedelta(days=settings.consolidation_min_age_days)).isoformat()
+
+
+def mark_plan(scope: Scope, keys: list[str], version: int, now: datetime) -> Plan[int]:
+    """Mark notes consolidated into a document version; returns how many were marked."""
+    change = {
+        "consolidated": True,
+        "consolidated_at": now.isoformat(),
+        "consolidated_into": version,
+    }
+    marked = 0
+    for key in keys:
+        if (yield from update_note_plan(scope, key, change)) is not None:
+            marked += 1
+    return marked
+
+
+def scope_plan(
+    scope: Scope, settings: MemorySettings, model: BaseChatModel, now: datetime
+) -> Plan[ScopeResult]:
+    """Consolidate one scope (see the module docstring)."""
+    document = yield from read_plan(scope)
+    notes = yield from all_notes_plan(scope)
+    folded = set(document.folded) if document else set()
+    unmarked_folded = [n.key for n in notes if n.key in folded and not n.consolidated]
+    recovered = 0
+    if unmarked_folded and document:
+        recovered = yield from mark_plan(scope, unmarked_folded, document.version, now)
+    pending = _pending(notes, folded, _cutoff(now, settings))
+    batch = _batch(pending, settings)
+    if not batch:
+        status: Status = "recovered" if recovered else "nothing"
+        return ScopeResult(scope.namespace, status, recovered=recovered)
+    current = document.text if document else ""
+    target = settings.document_soft_limit_chars
+    reply = yield ModelCall(model, consolidation_messages(current, batch, target))
+    keys = tuple(note.key for note in batch)
+    write = yield from write_plan(
+        scope,
+        reply_text(reply),
+        settings,
+        model,
+        expected=document.version if document else None,
+        folded=keys,
+        now=now,
+    )
+    version = write.document.version
+    yield from mark_plan(scope, list(keys), version, now)
+    return ScopeResult(
+        scope.namespace,
+        "consolidated",
+        folded=len(batch),
+        recovered=recovered,
+        waiting=len(pending) - len(batch),
+        document_version=version,
+    )
+
+
+def _scopes_plan() -> Plan[list[tuple[Scope, MemoryContext]]]:
+    found: list[tuple[str, ...]] = []
+    while True:
+        (page,) = yield [
+            ListNamespacesOp(
+                match_conditions=(
+                    MatchCondition("prefix", (ROOT,)),
+                    MatchCondition("suffix", (NOTES,)),
+                ),
+                limit=1_000,
+                offset=len(found),
+            )
+        ]
+        found.extend(page)
+        if len(page) < 1_000:
+            break
+    scopes = []
+    for ns in sorted(found):
+        try:
+            scopes.append(scope_from_namespace(tuple(ns[:-1])))
+        except Exception:
+            logger.warning("skipping notes at %s: not a personal or team scope", ns)
+    return scopes
+
+
+def consolidation_plan(
+    settings: LayeredSettings,
+    model: BaseChatModel,
+    now: datetime,
+    progress: Callable[[ScopeResult], None] | None,
+) -> Plan[ConsolidationReport]:
+    """Consolidate every scope with pending notes, up to the per-run scope cap."""
+    platform = yield from settings.effective_plan(MemoryContext())
+    candidates = yield from _scopes_plan()
+    report = ConsolidationReport()
+    processed = 0
+    for scope, ctx in candidates:
+        if processed >= platform.values.consolidation_max_scopes:
+            report.scopes_waiting += 1
+            continue
+        try:
+            effective = yield from settings.effective_plan(ctx)
+            result = yield from scope_plan(scope, effective.values, model, now)
+        except Exception as exc:
+            logger.warning("consolidation of %s failed", scope.namespace, exc_info=True)
+            result = ScopeResult(scope.namespace, "failed", error=f"{type(exc).__name__}: {exc}")
+        if result.status == "nothing":
+            continue
+        processed += 1
+        report.scopes.append(result)
+        if progress:
+            progress(result)
+    return report
+
+
+def consolidate(
+    store: BaseStore,
+    model: BaseChatModel,
+    *,
+    settings: LayeredSettings | None = None,
+    now: datetime | None = None,
+    progress: Callable[[ScopeResult], None] | None = None,
+) -> ConsolidationReport:
+    """Run nightly consolidation over every scope in the store."""
+    plan = consolidation_plan(
+        settings or LayeredSettings(store), model, now or datetime.now(UTC), progress
+    )
+    return run(store, plan)
+
+
+async def aconsolidate(
+    store: BaseStore,
+    model: BaseChatModel,
+    *,
+    settings: LayeredSettings | None = None,
+    now: datetime | None = None,
+    progress: Callable[[ScopeResult], None] | None = None,
+) -> ConsolidationReport:
+    """Async twin of consolidate."""
+    plan = consolidation_plan(
+        settings or LayeredSettings(store), model, now or datetime.now(UTC), progress
+    )
+    return await arun(store, plan)

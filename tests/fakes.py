@@ -1,0 +1,41 @@
+"""Chat models that stand where a real LLM would answer, for consolidation tests and the CLI."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+
+class MergingModel(BaseChatModel):
+    """Answers a consolidation prompt by appending the notes to the document, and records
+    every prompt it was given."""
+
+    prompts: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "merging-fake"
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        prompt = str(messages[-1].content)
+        self.prompts.append(prompt)
+        document = re.search(r"<memory_document>\n(.*?)\n</memory_document>", prompt, re.S)
+        notes = re.search(r"<notes>\n(.*?)\n</notes>", prompt, re.S)
+        current = document.group(1) if document and document.group(1) != "(empty)" else ""
+        lines = (
+            [re.sub(r"^- \[[^\]]+\] ", "", line) for line in notes.group(1).splitlines()]
+            if notes
+            else []
+        )
+        merged = "\n".join(part for part in [current, *(f"- {line}" for line in lines)] if part)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(merged))])
+
+
+def merging_model() -> MergingModel:
+    """A fresh MergingModel (used by `memory-plugin consolidate --model tests.fakes:...`)."""
+    return MergingModel()
