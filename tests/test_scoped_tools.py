@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import SearchOp
+from pydantic import Field
 
 from memory_plugin import Backend, MemoryContext
 from memory_plugin.scoped import ScopedMemory, scoped_memory_tools
@@ -146,3 +147,50 @@ def test_update_memory_compresses_with_the_given_model(backend: Backend) -> None
     (reply,) = tool_replies(run_turn(graph, ANN))
     assert "compressed before saving" in reply.content
     assert ScopedMemory(backend.store).read_document(ANN).text == "# Short"  # type: ignore[union-attr]
+
+
+class RecordingModel(GenericFakeChatModel):
+    """A scripted model that also records the system prompt of every call."""
+
+    seen: list[str] = Field(default_factory=list)
+
+    def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(str(messages[0].content))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def test_blocks_ride_along_and_a_write_shows_next_turn(backend: Backend) -> None:
+    from memory_plugin.blocks import render_blocks
+
+    llm = RecordingModel(
+        messages=iter(
+            [
+                call("update_memory", content="# Ann\n- likes tea"),
+                AIMessage("saved"),
+                AIMessage("hi"),
+            ]
+        ),
+    )
+    memory = ScopedMemory(backend.store)
+
+    def respond(state: MessagesState) -> dict[str, list[Any]]:
+        from memory_plugin import current_context
+
+        system = render_blocks(memory.prompt_blocks(current_context()))
+        return {"messages": [llm.invoke([SystemMessage(system), *state["messages"]])]}
+
+    builder = StateGraph(MessagesState, context_schema=MemoryContext)
+    builder.add_node("model", respond)
+    builder.add_node("tools", ToolNode(scoped_memory_tools()))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    graph = builder.compile(store=backend.store, checkpointer=backend.checkpointer)
+    memory.remember(ANN, "Flying to Lisbon tomorrow")
+    run_turn(graph, ANN)
+    run_turn(graph, ANN)
+    first, _after_tool, next_turn = llm.seen
+    assert '<memory_document scope="personal">\n(empty)' in first
+    assert "<recent_memory_notes>\n- [" in first and "Flying to Lisbon tomorrow" in first
+    assert "# Ann\n- likes tea" in next_turn
+    assert next_turn.index("<memory_document") < next_turn.index("<recent_memory_notes>")
