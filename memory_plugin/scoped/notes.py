@@ -151,7 +151,9 @@ def append_plan(
         raise ConflictError("too many notes were being written at once; try again")
     if semantic:
         try:
-            yield [PutOp(scope.child(NOTE_INDEX), key, {"text": line[2:], "day": day})]
+            yield [
+                PutOp(scope.child(NOTE_INDEX), key, {"text": line[2:], "day": day}, index=["text"])
+            ]
         except Exception:
             logger.warning("note %s stored but not indexed for semantic recall", key, exc_info=True)
     return Note(key, line, day, position, created_at, False, int(stored["version"]))
