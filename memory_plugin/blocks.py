@@ -8,8 +8,15 @@ changes), `recent_notes` (changes when a note is added and at UTC midnight).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from langchain_core.messages import BaseMessage, SystemMessage
+
+if TYPE_CHECKING:
+    from memory_plugin.context import MemoryContext
+    from memory_plugin.plans import Plan
 
 BlockClass = Literal["frozen", "per_turn", "recent_notes"]
 BLOCK_ORDER: tuple[BlockClass, ...] = ("frozen", "per_turn", "recent_notes")
@@ -28,3 +35,39 @@ def render_blocks(blocks: list[PromptBlock]) -> str:
     """Join blocks in class order (stable within a class), separated by blank lines."""
     ordered = sorted(blocks, key=lambda block: BLOCK_ORDER.index(block.cls))
     return "\n\n".join(block.text for block in ordered if block.text)
+
+
+class BlockSource(Protocol):
+    """A memory kind that contributes protected blocks (ScopedMemory is one)."""
+
+    def blocks_plan(self, ctx: MemoryContext) -> Plan[list[PromptBlock]]:
+        """The blocks for this run's context."""
+        ...
+
+
+SUMMARY_TAG = "conversation_summary"
+
+
+def assemble(
+    system_prompt: str | None,
+    blocks: Sequence[PromptBlock],
+    summary: str,
+    messages: Sequence[BaseMessage],
+) -> list[BaseMessage]:
+    """The model's input: one system message (the app's prompt, the blocks in class order,
+    then the running summary) followed by the messages."""
+    parts = [system_prompt or "", render_blocks(list(blocks))]
+    if summary:
+        parts.append(f"<{SUMMARY_TAG}>\n{summary}\n</{SUMMARY_TAG}>")
+    text = "\n\n".join(part for part in parts if part)
+    return [SystemMessage(text), *messages] if text else list(messages)
+
+
+def to_dicts(blocks: Sequence[PromptBlock]) -> list[dict[str, str]]:
+    """Blocks as plain dicts, for graph state."""
+    return [{"name": b.name, "cls": b.cls, "text": b.text} for b in blocks]
+
+
+def from_dicts(rows: Sequence[dict[str, str]]) -> list[PromptBlock]:
+    """Blocks back from graph state."""
+    return [PromptBlock(r["name"], r["cls"], r["text"]) for r in rows]  # type: ignore[arg-type]

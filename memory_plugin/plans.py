@@ -9,7 +9,10 @@ thrown into the plan at its `yield`, so the plan decides what a failure means.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Generator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,10 +27,32 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ModelCall:
-    """Ask a chat model for one reply."""
+    """Ask a chat model for one reply, failing with TimeoutError after `timeout` seconds."""
 
     model: BaseChatModel
     messages: Sequence[BaseMessage]
+    timeout: float | None = None
+
+
+_timeout_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memory-plugin-model")
+
+
+def _invoke(call: ModelCall) -> Any:
+    if call.timeout is None:
+        return call.model.invoke(list(call.messages))
+    future = _timeout_pool.submit(call.model.invoke, list(call.messages))
+    try:
+        return future.result(timeout=call.timeout)
+    except FutureTimeout:
+        future.cancel()
+        raise TimeoutError(f"the model did not answer within {call.timeout:g} s") from None
+
+
+async def _ainvoke(call: ModelCall) -> Any:
+    try:
+        return await asyncio.wait_for(call.model.ainvoke(list(call.messages)), call.timeout)
+    except TimeoutError:
+        raise TimeoutError(f"the model did not answer within {call.timeout:g} s") from None
 
 
 @dataclass(frozen=True)
@@ -63,7 +88,7 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
         while True:
             try:
                 if isinstance(request, ModelCall):
-                    result: Any = request.model.invoke(list(request.messages))
+                    result: Any = _invoke(request)
                 elif isinstance(request, PutIfVersion):
                     result = put_if_version(store, *astuple_shallow(request))
                 else:
@@ -83,7 +108,7 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
         while True:
             try:
                 if isinstance(request, ModelCall):
-                    result: Any = await request.model.ainvoke(list(request.messages))
+                    result: Any = await _ainvoke(request)
                 elif isinstance(request, PutIfVersion):
                     result = await aput_if_version(store, *astuple_shallow(request))
                 else:

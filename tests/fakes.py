@@ -39,3 +39,31 @@ class MergingModel(BaseChatModel):
 def merging_model() -> MergingModel:
     """A fresh MergingModel (used by `memory-plugin consolidate --model tests.fakes:...`)."""
     return MergingModel()
+
+
+class CompactionModel(BaseChatModel):
+    """Answers flush prompts with a note and summary prompts with a numbered summary (stands
+    in for the LLM that writes them); can be told to fail or stall either kind."""
+
+    note: str = "Planning the Lisbon offsite; open: venue and budget."
+    fail: set[str] = Field(default_factory=set)
+    stall_seconds: float = 0.0
+    prompts: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "compaction-fake"
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        import time
+
+        system = str(messages[0].content)
+        kind = "flush" if "long-term memory" in system else "summary"
+        self.prompts.append(f"{kind}: {messages[-1].content}")
+        if kind in self.fail:
+            raise ConnectionError(f"{kind} model unavailable")
+        if kind == "flush" and self.stall_seconds:
+            time.sleep(self.stall_seconds)
+        count = sum(p.startswith("summary") for p in self.prompts)
+        text = self.note if kind == "flush" else f"Summary {count}: the user and assistant talked."
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])

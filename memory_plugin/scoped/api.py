@@ -22,7 +22,8 @@ from memory_plugin.scoped.notes import (
     append_plan,
     update_note_plan,
 )
-from memory_plugin.scoped.prompt import blocks_plan, recent_notes_plan
+from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
+from memory_plugin.scoped.prompt import recent_notes_plan
 from memory_plugin.scoped.recall import Hit, clamp_k, recall_plan
 from memory_plugin.settings import LayeredSettings
 
@@ -174,15 +175,18 @@ class ScopedMemory:
         """Async twin of delete_note."""
         await arun(self.store, self._delete(ctx, key))
 
-    def _blocks(self, ctx: MemoryContext) -> Plan[list[PromptBlock]]:
+    def blocks_plan(self, ctx: MemoryContext) -> Plan[list[PromptBlock]]:
+        """The plan behind prompt_blocks: makes ScopedMemory a BlockSource."""
         effective = yield from self.settings.effective_plan(ctx)
         scope = readable_thread_scope(ctx)
-        return (yield from blocks_plan(scope, effective.values, self.clock())) if scope else []
+        if scope is None:
+            return []
+        return (yield from scope_blocks_plan(scope, effective.values, self.clock()))
 
     def prompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
         """The document and recent-notes blocks to inject this turn."""
-        return run(self.store, self._blocks(ctx))
+        return run(self.store, self.blocks_plan(ctx))
 
     async def aprompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
         """Async twin of prompt_blocks."""
-        return await arun(self.store, self._blocks(ctx))
+        return await arun(self.store, self.blocks_plan(ctx))

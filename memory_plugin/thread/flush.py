@@ -1,0 +1,53 @@
+"""The pre-compaction flush: one short note capturing the conversation before it is
+summarized. Best effort: bounded by a timeout, and any failure only logs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from memory_plugin.plans import ModelCall, Plan
+from memory_plugin.scope import Scope
+from memory_plugin.scoped.notes import Note, append_plan
+from memory_plugin.scoped.prompts import reply_text
+from memory_plugin.settings import MemorySettings
+from memory_plugin.thread.prompts import flush_messages
+
+logger = logging.getLogger(__name__)
+
+
+def trim_at_word(text: str, limit: int) -> str:
+    """One line of at most `limit` characters, cut at a word boundary."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1].rsplit(" ", 1)[0] or line[: limit - 1]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def flush_plan(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    scope: Scope,
+    settings: MemorySettings,
+    now: datetime,
+    semantic: bool,
+) -> Plan[Note | None]:
+    """Ask for the note and append it to the scope; None when disabled or anything failed."""
+    if not settings.flush:
+        return None
+    try:
+        reply = yield ModelCall(
+            model,
+            flush_messages(messages, settings.flush_max_chars),
+            timeout=settings.flush_timeout_seconds,
+        )
+        text = trim_at_word(reply_text(reply).lstrip("-*• "), settings.flush_max_chars)
+        return (yield from append_plan(scope, text, settings.note_max_chars, now, semantic))
+    except Exception:
+        logger.warning("pre-compaction flush failed; compaction goes on", exc_info=True)
+        return None

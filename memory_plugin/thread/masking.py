@@ -1,0 +1,101 @@
+"""Tool-output masking: past the trigger share of the window, older tool outputs become a
+short placeholder saying how to get them back; the most recent results stay.
+
+Masked messages replace the originals in the thread state (so masking is done once and
+checkpoints shrink); the originals stay in the journal. Each activation clears at least
+`masking_min_clear_ratio` of the window, so the prompt prefix changes rarely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langchain_core.messages import BaseMessage, ToolMessage
+
+from memory_plugin.settings import MemorySettings
+from memory_plugin.thread.pairs import call_positions
+from memory_plugin.tokens import TokenCounter
+
+MASK_KEY = "memory_plugin_masked"
+PLACEHOLDER = (
+    "[Output of {name} masked to save context ({tokens:,} tokens). The full output is kept: "
+    'call journal_tool_call_view(tool_call_id="{call_id}") to read it.]'
+)
+
+
+@dataclass(frozen=True)
+class Masking:
+    """The outcome of one masking pass."""
+
+    replacements: list[ToolMessage]
+    freed_tokens: int
+    scan_from: int
+
+
+def is_masked(message: BaseMessage) -> bool:
+    """Whether a tool message already carries a placeholder."""
+    return isinstance(message, ToolMessage) and bool(message.response_metadata.get(MASK_KEY))
+
+
+def _recent_results(messages: Sequence[BaseMessage], keep: int) -> int:
+    """Index of the oldest of the `keep` most recent tool results (len when fewer)."""
+    seen = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], ToolMessage):
+            seen += 1
+            if seen == keep:
+                return i
+    return 0 if seen else len(messages)
+
+
+def _tool_name(message: ToolMessage, messages: Sequence[BaseMessage]) -> str:
+    if message.name:
+        return message.name
+    index = call_positions(messages).get(message.tool_call_id)
+    if index is not None:
+        for call in messages[index].tool_calls:  # type: ignore[attr-defined]
+            if call["id"] == message.tool_call_id:
+                return str(call["name"])
+    return "tool"
+
+
+def mask(
+    messages: Sequence[BaseMessage],
+    tokens: int,
+    window: int,
+    settings: MemorySettings,
+    counter: TokenCounter,
+    *,
+    scan_from: int = 0,
+    excluded: frozenset[str] = frozenset(),
+) -> Masking:
+    """Mask older tool outputs when the transcript is past the trigger; else change nothing."""
+    if not settings.masking or tokens <= settings.masking_trigger_ratio * window:
+        return Masking([], 0, scan_from)
+    goal = settings.masking_min_clear_ratio * window
+    protected_from = _recent_results(messages, settings.masking_keep_recent)
+    skip = excluded | set(settings.masking_excluded_tools)
+    replacements: list[ToolMessage] = []
+    freed = 0
+    index = scan_from
+    while index < protected_from and freed < goal:
+        message = messages[index]
+        index += 1
+        if not isinstance(message, ToolMessage) or is_masked(message):
+            continue
+        name = _tool_name(message, messages)
+        if name in skip:
+            continue
+        before = counter.count_message(message)
+        placeholder = ToolMessage(
+            PLACEHOLDER.format(name=name, tokens=before, call_id=message.tool_call_id),
+            id=message.id,
+            tool_call_id=message.tool_call_id,
+            name=name,
+            status=message.status,
+            response_metadata={**message.response_metadata, MASK_KEY: True},
+        )
+        freed += max(0, before - counter.count_message(placeholder))
+        replacements.append(placeholder)
+    return Masking(replacements, freed, index)

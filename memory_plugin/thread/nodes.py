@@ -1,0 +1,264 @@
+"""Context-management nodes for your own StateGraph (its state needs MemoryState's keys).
+
+    manager = ContextManager(model, sources=[ScopedMemory(store)])
+    builder.add_node("load_memory", manager.load_memory)
+    builder.add_node("journal", manager.journal)
+    builder.add_node("mask_tool_outputs", manager.mask_tool_outputs)
+    builder.add_node("summarize", manager.summarize)
+    ...and in your model node: model.invoke(manager.model_input(state, config))
+
+Every node works under invoke and ainvoke.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.config import get_store
+from langgraph.store.base import BaseStore
+
+from memory_plugin.blocks import BlockSource, PromptBlock, assemble, from_dicts, to_dicts
+from memory_plugin.context import MemoryContext, current_context
+from memory_plugin.errors import ScopeError
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scope import thread_scope
+from memory_plugin.settings import LayeredSettings, MemorySettings
+from memory_plugin.thread import journal
+from memory_plugin.thread.compaction import Compaction, compaction_plan
+from memory_plugin.thread.flush import flush_plan
+from memory_plugin.thread.masking import mask
+from memory_plugin.thread.tally import tally
+from memory_plugin.tokens import TokenCounter, context_window, counter_for, reports_window
+
+logger = logging.getLogger(__name__)
+State = dict[str, Any]
+SUMMARIZE_NOW = "summarize_now"
+JOURNAL_TOOLS = frozenset({"journal_tool_call_view", "journal_message_search"})
+
+
+def _thread_id(config: RunnableConfig) -> str:
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if not thread_id:
+        raise ScopeError("thread memory needs a thread_id in config['configurable']")
+    return str(thread_id)
+
+
+def _context() -> MemoryContext:
+    try:
+        return current_context()
+    except RuntimeError:
+        return MemoryContext()
+
+
+def _node(fn: Callable[..., Plan[State]]) -> RunnableLambda[Any, Any]:
+    """A graph node driving a plan against the graph's store, sync or async."""
+
+    def sync(state: State, config: RunnableConfig) -> State:
+        return run(get_store(), fn(state, config, _context()))
+
+    async def asynchronous(state: State, config: RunnableConfig) -> State:
+        return await arun(get_store(), fn(state, config, _context()))
+
+    return RunnableLambda(sync, asynchronous, name=fn.__name__.lstrip("_"))
+
+
+class ContextManager:
+    """Protected prefixes, journal, tool-output masking, compaction and the pre-compaction
+    flush, as plain LangGraph nodes.
+
+    `model` is the graph's model: its profile gives the window, and it writes summaries and
+    flush notes unless `summary_model` is given. `sources` contribute protected blocks.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        sources: Sequence[BlockSource] = (),
+        frozen_sources: Sequence[BlockSource] = (),
+        summary_model: BaseChatModel | None = None,
+        system_prompt: str | None = None,
+        defaults: MemorySettings | None = None,
+        counter: TokenCounter | None = None,
+        excluded_tools: Iterable[str] = JOURNAL_TOOLS,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.model = model
+        self.sources = list(sources)
+        self.frozen_sources = list(frozen_sources)
+        self.summary_model = summary_model or model
+        self.system_prompt = system_prompt
+        self.defaults = defaults
+        self.counter = counter or counter_for(model)
+        self.excluded_tools = frozenset(excluded_tools)
+        self.clock = clock
+        self._settings: dict[int, LayeredSettings] = {}
+        self.load_memory = _node(self._load_memory)
+        self.journal = _node(self._journal)
+        self.mask_tool_outputs = _node(self._mask)
+        self.summarize = _node(self._summarize)
+        self.summarize_now = _node(self._summarize_now)
+
+    def _settings_plan(self, store: BaseStore, ctx: MemoryContext) -> Plan[MemorySettings]:
+        layered = self._settings.get(id(store))
+        if layered is None or layered.store is not store:
+            layered = self._settings[id(store)] = LayeredSettings(store, defaults=self.defaults)
+        effective = yield from layered.effective_plan(ctx)
+        return effective.values
+
+    def window(self, settings: MemorySettings) -> int:
+        """The model's input window, or the configured fallback."""
+        return context_window(self.model, settings.fallback_context_window)
+
+    def _blocks_plan(
+        self, sources: Sequence[BlockSource], ctx: MemoryContext
+    ) -> Plan[list[PromptBlock]]:
+        blocks: list[PromptBlock] = []
+        for source in sources:
+            try:
+                blocks += yield from source.blocks_plan(ctx)
+            except Exception:
+                logger.warning("memory blocks of %s could not be loaded", source, exc_info=True)
+        return blocks
+
+    def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        info = state.get("memory_context") or {}
+        blocks = yield from self._blocks_plan(self.sources, ctx)
+        updates: State = {"memory_blocks": to_dicts(blocks), "memory_command": None}
+        if "frozen_blocks" not in info:
+            frozen = yield from self._blocks_plan(self.frozen_sources, ctx)
+            updates["memory_context"] = {"frozen_blocks": to_dicts(frozen)}
+        return updates
+
+    def _journal_plan(
+        self, thread_id: str, messages: Sequence[BaseMessage], info: State
+    ) -> Plan[State]:
+        """Journal the messages added since the last journaled one; the cursor keys to store."""
+        last_id = info.get("journal_last_id")
+        start = 0
+        if last_id is not None:
+            start = next(
+                (i + 1 for i in range(len(messages) - 1, -1, -1) if messages[i].id == last_id), -1
+            )
+            if start < 0:
+                logger.warning(
+                    "thread %s was rewritten outside memory_plugin; journal resumes", thread_id
+                )
+                start = len(messages)
+        new = messages[start:]
+        if not new:
+            return {}
+        seq = int(info.get("journal_seq", 0))
+        next_seq = yield from journal.append_plan(thread_id, new, seq, self.clock())
+        return {"journal_seq": next_seq, "journal_last_id": new[-1].id}
+
+    def _journal(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        info = state.get("memory_context") or {}
+        cursor = yield from self._journal_plan(_thread_id(config), state["messages"], info)
+        return {"memory_context": cursor} if cursor else {}
+
+    def _mask(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        messages = state["messages"]
+        info = state.get("memory_context") or {}
+        counts, rewritten = tally(messages, info, self.counter)
+        settings = yield from self._settings_plan(get_store(), ctx)
+        if not reports_window(self.model):
+            return {"memory_context": counts}
+        scan_from = 0 if rewritten else int(info.get("mask_scan_from", 0))
+        result = mask(
+            messages,
+            counts["tokens"],
+            self.window(settings),
+            settings,
+            self.counter,
+            scan_from=scan_from,
+            excluded=self.excluded_tools,
+        )
+        if not result.replacements:
+            return {"memory_context": counts}
+        cursor = yield from self._journal_plan(_thread_id(config), messages, info)
+        context = {
+            **counts,
+            **cursor,
+            "tokens": counts["tokens"] - result.freed_tokens,
+            "mask_scan_from": result.scan_from,
+            "masked": int(info.get("masked", 0)) + len(result.replacements),
+        }
+        return {"messages": result.replacements, "memory_context": context}
+
+    def _compact_plan(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext, kind: str
+    ) -> Plan[Compaction]:
+        messages = state["messages"]
+        info = state.get("memory_context") or {}
+        counts, _ = tally(messages, info, self.counter)
+        info = {**info, **counts}
+        store = get_store()
+        settings = yield from self._settings_plan(store, ctx)
+        cursor = yield from self._journal_plan(_thread_id(config), messages, info)
+        now = self.clock()
+        semantic = getattr(store, "index_config", True) is not None
+
+        def flush(old: Sequence[BaseMessage]) -> Plan[Any]:
+            try:
+                scope = thread_scope(ctx)
+            except ScopeError as exc:
+                logger.info("no pre-compaction flush: %s", exc)
+                return None
+            return (yield from flush_plan(self.summary_model, old, scope, settings, now, semantic))
+
+        result = yield from compaction_plan(
+            messages,
+            info,
+            model=self.summary_model,
+            settings=settings,
+            window=self.window(settings),
+            counter=self.counter,
+            kind="manual" if kind == "manual" else "auto",
+            now=now,
+            flush=flush if settings.flush else None,
+        )
+        context = {**counts, **cursor, **result.updates.get("memory_context", {})}
+        return Compaction(
+            result.status, {**result.updates, "memory_context": context}, result.message
+        )
+
+    def _summarize(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        result = yield from self._compact_plan(state, config, ctx, "auto")
+        return result.updates
+
+    def _summarize_now(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
+        settings = yield from self._settings_plan(get_store(), ctx)
+        if not settings.compaction_manual:
+            result = Compaction(
+                "failed", message="Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
+            )
+        elif not any(isinstance(m, AIMessage) for m in state["messages"]):
+            result = Compaction("nothing_to_compact", message="nothing to compact yet")
+        else:
+            result = yield from self._compact_plan(state, config, ctx, "manual")
+        report = {"status": result.status, "message": result.message, "kind": "manual"}
+        context = {**result.updates.get("memory_context", {}), "last_compaction": report}
+        return {**result.updates, "memory_context": context, "memory_command": None}
+
+    def model_input(self, state: State) -> list[BaseMessage]:
+        """The model's messages: system prompt, frozen, per-turn and recent-notes blocks, the
+        running summary, then the thread's messages. Assembled now, never stored."""
+        info = state.get("memory_context") or {}
+        blocks = from_dicts(info.get("frozen_blocks", [])) + from_dicts(
+            state.get("memory_blocks") or []
+        )
+        return assemble(self.system_prompt, blocks, str(info.get("summary", "")), state["messages"])
+
+
+def route_start(state: State) -> str:
+    """Entry router: a `memory_command` of "summarize_now" goes to the summarize_now node."""
+    return SUMMARIZE_NOW if state.get("memory_command") == SUMMARIZE_NOW else "load_memory"

@@ -1,0 +1,66 @@
+"""What the model is asked when a thread is compacted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+TOOL_RESULT_CHARS = 4_000
+
+SUMMARY_SYSTEM = """You keep the running summary of a long conversation between a user and \
+an assistant, so the conversation can go on after its older messages are removed. Update the \
+previous summary with the messages below. Keep the user's goals, decisions, constraints, \
+facts, names, numbers, file paths, what tools found that still matters, and every open \
+question or unfinished task; drop small talk and details that were superseded. Write compact \
+Markdown. Reply with the updated summary only."""
+
+FLUSH_SYSTEM = """The conversation below is about to be summarized to free up context. Write \
+one short note for long-term memory, at most {limit} characters on one line: what the \
+conversation is about and its open threads, so they can be picked up later. Reply with the \
+note only, no heading, no list."""
+
+
+def _text(message: BaseMessage) -> str:
+    return message.text if isinstance(message.text, str) else str(message.content)
+
+
+def render_transcript(messages: Sequence[BaseMessage]) -> str:
+    """Messages as plain text lines for a summarizer, long tool results shortened."""
+    lines = []
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            lines.append(f"User: {_text(message)}")
+        elif isinstance(message, AIMessage):
+            if _text(message):
+                lines.append(f"Assistant: {_text(message)}")
+            for call in message.tool_calls:
+                lines.append(f"Assistant called {call['name']}({json.dumps(call['args'])})")
+        elif isinstance(message, ToolMessage):
+            text = _text(message)
+            if len(text) > TOOL_RESULT_CHARS:
+                text = text[:TOOL_RESULT_CHARS] + " …"
+            lines.append(f"Result of {message.name or 'tool'}: {text}")
+        else:
+            lines.append(f"{message.type}: {_text(message)}")
+    return "\n".join(lines)
+
+
+def summary_messages(previous: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Ask for the running summary updated with these messages."""
+    return [
+        SystemMessage(SUMMARY_SYSTEM),
+        HumanMessage(
+            f"<previous_summary>\n{previous or '(none yet)'}\n</previous_summary>\n\n"
+            f"<messages>\n{render_transcript(messages)}\n</messages>"
+        ),
+    ]
+
+
+def flush_messages(messages: Sequence[BaseMessage], limit: int) -> list[BaseMessage]:
+    """Ask for one short note capturing the conversation before it is compacted."""
+    return [
+        SystemMessage(FLUSH_SYSTEM.format(limit=limit)),
+        HumanMessage(f"<messages>\n{render_transcript(messages)}\n</messages>"),
+    ]

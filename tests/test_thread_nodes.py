@@ -1,0 +1,243 @@
+"""Context-management nodes in a real graph: masking, compaction, dividers, flush,
+Summarize now and the protected prefix, on every backend, invoke and ainvoke."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from memory_plugin import Backend, LayeredSettings
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.thread.masking import is_masked
+from memory_plugin.thread.pairs import unpaired
+from tests.fakes import CompactionModel
+from tests.scoped_helpers import ANN
+from tests.thread_helpers import build_graph, chat, fetch_turn, tool_messages
+
+NO_MASKING = {"masking": False}
+
+
+def turns(n: int, start: int = 0) -> list[AIMessage]:
+    return [m for k in range(start, start + n) for m in fetch_turn(k)]
+
+
+def ask(graph: Any, text: str, thread: str = "t1") -> dict[str, Any]:
+    config = {"configurable": {"thread_id": thread}}
+    return graph.invoke({"messages": [HumanMessage(text)]}, config, context=ANN)  # type: ignore[no-any-return]
+
+
+def state_of(graph: Any, thread: str = "t1") -> dict[str, Any]:
+    return graph.get_state({"configurable": {"thread_id": thread}}).values  # type: ignore[no-any-return]
+
+
+def test_masking_replaces_old_outputs_and_keeps_recent_ones(backend: Backend) -> None:
+    model = chat(turns(9), window=12_000)
+    graph, _ = build_graph(backend, model, summary_model=CompactionModel())
+    for n in range(9):
+        ask(graph, f"read page {n}")
+    results = tool_messages(state_of(graph))
+    masked = [m for m in results if is_masked(m)]
+    assert masked, "masking should have fired past 55% of the window"
+    assert all(not is_masked(m) for m in results[-5:])
+    first = masked[0]
+    assert "fetch" in first.content and first.tool_call_id in first.content
+    assert "journal_tool_call_view" in first.content
+    assert unpaired(state_of(graph)["messages"]) == []
+    info = state_of(graph)["memory_context"]
+    assert info["masked"] == len(masked)
+
+
+def test_masked_output_comes_back_from_the_journal(backend: Backend) -> None:
+    model = chat(
+        [
+            *turns(9),
+            AIMessage(
+                "",
+                tool_calls=[
+                    {
+                        "name": "journal_tool_call_view",
+                        "args": {"tool_call_id": "fetch-0"},
+                        "id": "v",
+                    }
+                ],
+            ),
+            AIMessage("Here it is."),
+        ],
+        window=12_000,
+    )
+    graph, _ = build_graph(backend, model, summary_model=CompactionModel())
+    for n in range(9):
+        ask(graph, f"read page {n}")
+    assert is_masked(tool_messages(state_of(graph))[0])
+    result = ask(graph, "show me page 0 again")
+    view = next(
+        m for m in result["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "v"
+    )
+    assert "<page https://example.com/0>" in view.content and view.content.count("lorem") == 120
+
+
+def test_no_masking_without_a_reported_window_or_with_the_switch_off(backend: Backend) -> None:
+    graph, _ = build_graph(backend, chat(turns(9), window=None), summary_model=CompactionModel())
+    for n in range(9):
+        ask(graph, f"read page {n}")
+    assert not any(is_masked(m) for m in tool_messages(state_of(graph)))
+    LayeredSettings(backend.store).update("platform", ANN, set={"masking": False})
+    graph, _ = build_graph(backend, chat(turns(9), window=12_000), summary_model=CompactionModel())
+    for n in range(9):
+        ask(graph, f"read page {n}", thread="t2")
+    assert not any(is_masked(m) for m in tool_messages(state_of(graph, "t2")))
+
+
+def test_compaction_summarizes_keeps_pairs_and_records_a_divider(backend: Backend) -> None:
+    summarizer = CompactionModel()
+    model = chat(turns(12), window=8_000)
+    graph, _ = build_graph(backend, model, summary_model=summarizer, platform=NO_MASKING)
+    for n in range(12):
+        ask(graph, f"read page {n}")
+    state = state_of(graph)
+    info = state["memory_context"]
+    assert info["summary"].startswith("Summary")
+    (divider, *_) = info["dividers"]
+    assert divider["kind"] == "auto"
+    assert divider["text"] == "Earlier messages were summarized to free up context"
+    assert divider["tokens_before"] > divider["tokens_after"]
+    assert unpaired(state["messages"]) == []
+    assert len(state["messages"]) < 12 * 4
+    last_input = model.inputs[-1]
+    assert isinstance(last_input[0], SystemMessage)
+    assert "<conversation_summary>\nSummary" in last_input[0].content
+    assert "read page 0" not in " ".join(str(m.content) for m in last_input[1:])
+
+
+def test_protected_prefix_is_byte_identical_through_compaction(backend: Backend) -> None:
+    ScopedMemory(backend.store).write_document(ANN, "# Ann\n- prefers tea")
+    ScopedMemory(backend.store).remember(ANN, "Planning a trip to Lisbon")
+    model = chat(turns(12), window=8_000)
+    graph, _ = build_graph(
+        backend, model, summary_model=CompactionModel(), platform={**NO_MASKING, "flush": False}
+    )
+    for n in range(12):
+        ask(graph, f"read page {n}")
+    prefixes = [
+        str(inputs[0].content).split("<conversation_summary>")[0].rstrip()
+        for inputs in model.inputs
+    ]
+    assert len(set(prefixes)) == 1
+    assert prefixes[0].startswith("You are a helpful assistant.\n\n<memory_document")
+    assert prefixes[0].index("<memory_document") < prefixes[0].index("<recent_memory_notes>")
+    assert "Planning a trip to Lisbon" in prefixes[0]
+    assert state_of(graph)["memory_context"]["dividers"]
+
+
+def test_failed_summary_leaves_the_conversation_unchanged(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = chat(turns(12), window=8_000)
+    graph, _ = build_graph(
+        backend, model, summary_model=CompactionModel(fail={"summary"}), platform=NO_MASKING
+    )
+    with caplog.at_level(logging.WARNING):
+        for n in range(12):
+            ask(graph, f"read page {n}")
+    state = state_of(graph)
+    assert "summary" not in state["memory_context"] and "dividers" not in state["memory_context"]
+    assert sum(isinstance(m, HumanMessage) for m in state["messages"]) == 12
+    assert any("compaction failed" in r.getMessage() for r in caplog.records)
+
+
+def test_flush_appends_one_note_per_compaction(backend: Backend) -> None:
+    summarizer = CompactionModel(note="Reading example.com pages; open: " + "x " * 400)
+    graph, _ = build_graph(
+        backend, chat(turns(12), window=8_000), summary_model=summarizer, platform=NO_MASKING
+    )
+    for n in range(12):
+        ask(graph, f"read page {n}")
+    notes = ScopedMemory(backend.store).list_notes(ANN)
+    dividers = state_of(graph)["memory_context"]["dividers"]
+    assert len(notes) == len(dividers) >= 1
+    assert all(len(n.body) <= 500 and n.body.endswith("…") for n in notes)
+    assert notes[0].body.startswith("Reading example.com pages; open:")
+    assert ScopedMemory(backend.store).read_document(ANN) is None
+
+
+@pytest.mark.parametrize("problem", ["off", "fails", "stalls"])
+def test_flush_off_or_failing_never_blocks_compaction(
+    backend: Backend, problem: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summarizer = CompactionModel(
+        fail={"flush"} if problem == "fails" else set(),
+        stall_seconds=1.5 if problem == "stalls" else 0.0,
+    )
+    if problem == "off":
+        monkeypatch.setenv("MEMORY_FLUSH", "off")
+    else:
+        LayeredSettings(backend.store).update("platform", ANN, set={"flush_timeout_seconds": 0.5})
+    graph, _ = build_graph(
+        backend, chat(turns(12), window=8_000), summary_model=summarizer, platform=NO_MASKING
+    )
+    for n in range(12):
+        ask(graph, f"read page {n}")
+    assert state_of(graph)["memory_context"]["dividers"]
+    assert ScopedMemory(backend.store).list_notes(ANN) == []
+    flushes = sum(p.startswith("flush") for p in summarizer.prompts)
+    assert flushes == (
+        0 if problem == "off" else len(state_of(graph)["memory_context"]["dividers"])
+    )
+
+
+def summarize_now(graph: Any, thread: str = "t1") -> dict[str, Any]:
+    config = {"configurable": {"thread_id": thread}}
+    out = graph.invoke({"memory_command": "summarize_now"}, config, context=ANN)
+    return out["memory_context"]["last_compaction"]  # type: ignore[no-any-return]
+
+
+def test_summarize_now(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = chat(turns(4), window=8_000)
+    graph, _ = build_graph(backend, model, summary_model=CompactionModel())
+    report = summarize_now(graph)
+    assert report["status"] == "failed" and "not enabled" in report["message"]
+    monkeypatch.setenv("MEMORY_COMPACTION_MANUAL", "true")
+    graph, _ = build_graph(backend, model, summary_model=CompactionModel())
+    assert summarize_now(graph)["message"] == "nothing to compact yet"
+    for n in range(4):
+        ask(graph, f"read page {n}")
+    calls = len(model.inputs)
+    before = state_of(graph)["messages"]
+    report = summarize_now(graph)
+    assert report["status"] == "compacted" and "Context summarized on request" in report["message"]
+    after = state_of(graph)
+    assert len(model.inputs) == calls
+    assert not any(isinstance(m, AIMessage) and m not in before for m in after["messages"])
+    assert after["memory_context"]["dividers"][-1]["kind"] == "manual"
+    assert unpaired(after["messages"]) == []
+
+
+def test_summarize_now_failure_changes_nothing(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_COMPACTION_MANUAL", "true")
+    graph, _ = build_graph(
+        backend, chat(turns(4), window=8_000), summary_model=CompactionModel(fail={"summary"})
+    )
+    for n in range(4):
+        ask(graph, f"read page {n}")
+    before = state_of(graph)["messages"]
+    report = summarize_now(graph)
+    assert report["status"] == "failed"
+    assert [m.id for m in state_of(graph)["messages"]] == [m.id for m in before]
+
+
+async def test_nodes_under_ainvoke(abackend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_MASKING", "off")
+    model = chat(turns(12), window=8_000)
+    graph, _ = build_graph(abackend, model, summary_model=CompactionModel())
+    config = {"configurable": {"thread_id": "a1"}}
+    for n in range(12):
+        await graph.ainvoke({"messages": [HumanMessage(f"read page {n}")]}, config, context=ANN)
+    state = (await graph.aget_state(config)).values
+    assert state["memory_context"]["dividers"] and unpaired(state["messages"]) == []
+    assert any(is_masked(m) for m in tool_messages(state)) or state["memory_context"]["summary"]
+    assert await ScopedMemory(abackend.store).alist_notes(ANN)

@@ -1,0 +1,110 @@
+"""A real graph wired with the context-management nodes, for the thread-memory tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import tool
+from langgraph.graph import END, START, StateGraph
+from langgraph.prebuilt import ToolNode
+from pydantic import Field
+
+from memory_plugin import Backend, LayeredSettings, MemoryContext
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.thread.journal_tools import journal_tools
+from memory_plugin.thread.nodes import ContextManager, route_start
+from memory_plugin.thread.state import MemoryState
+
+
+@tool
+def fetch(url: str) -> str:
+    """Fetch a page (returns a large body)."""
+    return f"<page {url}> " + "lorem ipsum dolor sit amet " * 120
+
+
+@tool
+def write_todos(todos: list[str]) -> str:
+    """Record the plan."""
+    return "plan saved: " + "; ".join(todos)
+
+
+def fetch_turn(n: int) -> list[AIMessage]:
+    """A model turn that fetches a page, then answers."""
+    call = {"name": "fetch", "args": {"url": f"https://example.com/{n}"}, "id": f"fetch-{n}"}
+    return [AIMessage("", tool_calls=[call]), AIMessage(f"Page {n} read.")]
+
+
+class RecordingChat(GenericFakeChatModel):
+    """A scripted chat model (the graph's LLM) that records each input it is given."""
+
+    inputs: list[list[Any]] = Field(default_factory=list)
+
+    def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+        self.inputs.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def chat(script: list[AIMessage], window: int | None) -> RecordingChat:
+    """The graph's model; `window` is what its profile reports (None: no profile)."""
+    profile = {"max_input_tokens": window} if window else None
+    return RecordingChat(messages=iter(script), profile=profile)
+
+
+def build_graph(
+    backend: Backend,
+    model: BaseChatModel,
+    *,
+    summary_model: BaseChatModel | None = None,
+    system_prompt: str = "You are a helpful assistant.",
+    platform: dict[str, Any] | None = None,
+) -> tuple[Any, ContextManager]:
+    """load_memory -> journal -> mask -> summarize -> model <-> tools, journal after each step;
+    `platform` settings are written to the platform layer first."""
+    if platform:
+        LayeredSettings(backend.store).update("platform", MemoryContext(), set=platform)
+    manager = ContextManager(
+        model,
+        sources=[ScopedMemory(backend.store)],
+        summary_model=summary_model,
+        system_prompt=system_prompt,
+    )
+
+    def respond(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [model.invoke(manager.model_input(state))]}
+
+    async def arespond(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(manager.model_input(state))]}
+
+    def after_model(state: MemoryState) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "journal_reply"
+
+    builder = StateGraph(MemoryState, context_schema=MemoryContext)
+    builder.add_node("load_memory", manager.load_memory)
+    builder.add_node("summarize_now", manager.summarize_now)
+    builder.add_node("journal", manager.journal)
+    builder.add_node("mask_tool_outputs", manager.mask_tool_outputs)
+    builder.add_node("summarize", manager.summarize)
+    builder.add_node("model", RunnableLambda(respond, arespond))
+    builder.add_node("tools", ToolNode([fetch, write_todos, *journal_tools()]))
+    builder.add_node("journal_reply", manager.journal)
+    builder.add_conditional_edges(START, route_start)
+    builder.add_edge("summarize_now", END)
+    builder.add_edge("load_memory", "journal")
+    builder.add_edge("journal", "mask_tool_outputs")
+    builder.add_edge("mask_tool_outputs", "summarize")
+    builder.add_edge("summarize", "model")
+    builder.add_conditional_edges("model", after_model)
+    builder.add_edge("tools", "journal")
+    builder.add_edge("journal_reply", END)
+    graph = builder.compile(store=backend.store, checkpointer=backend.checkpointer)
+    return graph, manager
+
+
+def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
+    """The tool results in a thread's state."""
+    return [m for m in state["messages"] if isinstance(m, ToolMessage)]
