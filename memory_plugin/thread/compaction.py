@@ -77,7 +77,7 @@ def compaction_plan(
 ) -> Plan[Compaction]:
     """Compact when due (always for `manual`); see the module docstring."""
     summary = str(info.get("summary", ""))
-    tokens = int(info.get("tokens", counter.count(messages)))
+    tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
     if kind == "auto" and before < settings.summarization_trigger_ratio * window:
         return Compaction("nothing_to_compact", message="below the compaction trigger")

@@ -1,0 +1,1 @@
+"""Thread memory: journal, masking, compaction, recent window."""

@@ -1,0 +1,247 @@
+"""The thread journal: every message of a thread, written once and kept in the store.
+
+Masking and compaction may later shrink the graph's working state; the journal keeps the
+full transcript, searchable, and an index from each tool call id to its call and result.
+Deleting a thread keeps its journal and summaries unless asked otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, date, datetime
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ToolMessage,
+    message_to_dict,
+    messages_from_dict,
+)
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
+
+from memory_plugin.errors import MemoryWriteError
+from memory_plugin.namespaces import encode_id, namespace
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scoped.recall import tokens
+
+JOURNAL = "journal"
+TOOL_CALLS = "tool_calls"
+PAGE = 1_000
+MAX_HITS = 50
+_ROLE_ALIASES = {"user": "human", "assistant": "ai"}
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One journaled message."""
+
+    seq: int
+    message_id: str | None
+    role: str
+    text: str
+    tool_calls: list[dict[str, Any]]
+    tool_call_id: str | None
+    name: str | None
+    created_at: str
+    message: dict[str, Any]
+
+    def to_message(self) -> BaseMessage:
+        """The message as it was journaled."""
+        (message,) = messages_from_dict([self.message])
+        return message
+
+    @property
+    def day(self) -> date:
+        """The UTC day the entry was journaled."""
+        return datetime.fromisoformat(self.created_at).astimezone(UTC).date()
+
+
+def thread_namespace(thread_id: str) -> tuple[str, ...]:
+    """The namespace holding everything durable about one thread."""
+    return namespace("thread", encode_id(thread_id, what="thread_id"))
+
+
+def entry_key(seq: int) -> str:
+    """The store key of a journal entry: sortable by seq."""
+    return f"{seq:012d}"
+
+
+def _entry(message: BaseMessage, seq: int, created_at: str) -> JournalEntry:
+    calls = message.tool_calls if isinstance(message, AIMessage) else []
+    return JournalEntry(
+        seq=seq,
+        message_id=message.id,
+        role=message.type,
+        text=message.text,
+        tool_calls=[{"name": c["name"], "args": c["args"], "id": c.get("id")} for c in calls],
+        tool_call_id=message.tool_call_id if isinstance(message, ToolMessage) else None,
+        name=message.name,
+        created_at=created_at,
+        message=message_to_dict(message),
+    )
+
+
+def _from_item(item: Item) -> JournalEntry:
+    return JournalEntry(**{f.name: item.value[f.name] for f in fields(JournalEntry)})
+
+
+def append_plan(
+    thread_id: str, messages: Sequence[BaseMessage], start_seq: int, now: datetime
+) -> Plan[int]:
+    """Journal messages as entries start_seq, start_seq + 1, ... in one write; the next seq."""
+    if start_seq < 0:
+        raise MemoryWriteError(f"start_seq must be at least 0, got {start_seq}")
+    base = thread_namespace(thread_id)
+    created_at = now.astimezone(UTC).isoformat()
+    entries = [_entry(message, start_seq + n, created_at) for n, message in enumerate(messages)]
+    links: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        for call in entry.tool_calls:
+            if call["id"]:
+                links.setdefault(call["id"], {})["call_seq"] = entry.seq
+        if entry.tool_call_id:
+            links.setdefault(entry.tool_call_id, {})["result_seq"] = entry.seq
+    earlier = [call_id for call_id, link in links.items() if "call_seq" not in link]
+    if earlier:
+        found = yield [GetOp((*base, TOOL_CALLS), call_id) for call_id in earlier]
+        for call_id, item in zip(earlier, found, strict=True):
+            if item is not None:
+                links[call_id] = {**item.value, **links[call_id]}
+    ops: list[Op] = [
+        PutOp((*base, JOURNAL), entry_key(entry.seq), asdict(entry), index=False)
+        for entry in entries
+    ]
+    ops += [PutOp((*base, TOOL_CALLS), key, link, index=False) for key, link in links.items()]
+    if ops:
+        yield ops
+    return start_seq + len(entries)
+
+
+def tail_plan(thread_id: str, next_seq: int, n: int) -> Plan[list[JournalEntry]]:
+    """The last n entries before next_seq, oldest first."""
+    seqs = range(max(0, next_seq - n), next_seq)
+    if not seqs:
+        return []
+    journal = (*thread_namespace(thread_id), JOURNAL)
+    items = yield [GetOp(journal, entry_key(seq)) for seq in seqs]
+    return [_from_item(item) for item in items if item is not None]
+
+
+def tool_call_plan(
+    thread_id: str, tool_call_id: str
+) -> Plan[tuple[JournalEntry | None, JournalEntry | None]]:
+    """The entry that made a tool call and the entry holding its result."""
+    base = thread_namespace(thread_id)
+    (link,) = yield [GetOp((*base, TOOL_CALLS), tool_call_id)]
+    if link is None:
+        return None, None
+    seqs = {side: link.value[side] for side in ("call_seq", "result_seq") if side in link.value}
+    items = yield [GetOp((*base, JOURNAL), entry_key(seq)) for seq in seqs.values()]
+    pairs = zip(seqs, items, strict=True)
+    found = {side: _from_item(item) for side, item in pairs if item is not None}
+    return found.get("call_seq"), found.get("result_seq")
+
+
+def _all_entries_plan(thread_id: str) -> Plan[list[JournalEntry]]:
+    journal = (*thread_namespace(thread_id), JOURNAL)
+    items: list[Item] = []
+    while True:
+        (page,) = yield [SearchOp(journal, limit=PAGE, offset=len(items))]
+        items.extend(page)
+        if len(page) < PAGE:
+            return sorted((_from_item(item) for item in items), key=lambda e: e.seq)
+
+
+def _rank(query: str, entries: list[JournalEntry]) -> list[JournalEntry]:
+    """Entries sharing a word with the query, best BM25 match first, newer first on ties."""
+    terms = set(tokens(query))
+    docs = [(entry, Counter(tokens(entry.text))) for entry in entries]
+    if not docs:
+        return []
+    avg_len = sum(sum(counts.values()) for _, counts in docs) / len(docs) or 1.0
+    df = Counter(term for _, counts in docs for term in terms if term in counts)
+    scored: list[tuple[float, JournalEntry]] = []
+    for entry, counts in docs:
+        norm = 1.2 * (0.25 + 0.75 * sum(counts.values()) / avg_len)
+        score = sum(
+            math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
+            * counts[term]
+            * 2.2
+            / (counts[term] + norm)
+            for term in terms
+            if counts[term]
+        )
+        if score > 0:
+            scored.append((score, entry))
+    return [entry for _, entry in sorted(scored, key=lambda pair: (-pair[0], -pair[1].seq))]
+
+
+def search_plan(
+    thread_id: str,
+    query: str,
+    *,
+    role: str | None,
+    after: date | None,
+    before: date | None,
+    limit: int,
+) -> Plan[list[JournalEntry]]:
+    """The thread's entries best matching a query; with only filters, the newest first."""
+    role = _ROLE_ALIASES.get(role, role) if role else None
+    keyword = bool(tokens(query))
+    if not keyword and role is None and after is None and before is None:
+        raise MemoryWriteError("journal search needs a query, or a role, after or before filter")
+    if after is not None and before is not None and after > before:
+        raise MemoryWriteError(f"after ({after}) is later than before ({before})")
+    entries = yield from _all_entries_plan(thread_id)
+    matching = [
+        entry
+        for entry in entries
+        if (role is None or entry.role == role)
+        and (after is None or entry.day >= after)
+        and (before is None or entry.day <= before)
+    ]
+    limit = max(1, min(limit, MAX_HITS))
+    if keyword:
+        return _rank(query, matching)[:limit]
+    return matching[::-1][:limit]
+
+
+def _purge_plan(base: tuple[str, ...]) -> Plan[None]:
+    while True:
+        (page,) = yield [SearchOp(base, limit=PAGE)]
+        if not page:
+            return
+        yield [PutOp(item.namespace, item.key, None) for item in page]
+
+
+def delete_thread(
+    checkpointer: BaseCheckpointSaver[Any],
+    store: BaseStore,
+    thread_id: str,
+    *,
+    keep_journal: bool = True,
+) -> None:
+    """Delete a thread's checkpoints; with keep_journal=False, its journal and summaries too."""
+    base = thread_namespace(thread_id)
+    checkpointer.delete_thread(thread_id)
+    if not keep_journal:
+        run(store, _purge_plan(base))
+
+
+async def adelete_thread(
+    checkpointer: BaseCheckpointSaver[Any],
+    store: BaseStore,
+    thread_id: str,
+    *,
+    keep_journal: bool = True,
+) -> None:
+    """Async delete_thread."""
+    base = thread_namespace(thread_id)
+    await checkpointer.adelete_thread(thread_id)
+    if not keep_journal:
+        await arun(store, _purge_plan(base))

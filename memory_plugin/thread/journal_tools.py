@@ -1,0 +1,204 @@
+"""Journal tools for the model: search this thread's transcript, view an earlier tool call.
+
+The thread comes from the run's config, never from the model. Bad input and store failures
+come back to the model as a clear tool error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime
+from typing import Any, ParamSpec
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
+
+from memory_plugin.errors import MemoryPluginError, MemoryWriteError
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.thread.journal import JournalEntry, search_plan, tool_call_plan
+
+logger = logging.getLogger(__name__)
+P = ParamSpec("P")
+PREVIEW_CHARS = 300
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+SEARCH = (
+    "Search the full transcript of this conversation, including messages no longer in your "
+    "context. Filter by role (human, ai, tool, system) and by UTC date: after and before are "
+    "YYYY-MM-DD, both inclusive. An empty query with a filter lists the newest matching "
+    "messages. Returns up to `limit` messages (default 10, at most 50), best match first, "
+    "each with its seq number and, for tool calls, the tool_call_id."
+)
+VIEW = (
+    "Show the full arguments and the full, untruncated result of an earlier tool call in this "
+    "conversation, by its tool_call_id."
+)
+
+Found = tuple[JournalEntry | None, JournalEntry | None]
+
+
+def _sync_errors(fn: Callable[P, str]) -> Callable[P, str]:
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> str:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            raise _tool_error(exc) from exc
+
+    return wrapper
+
+
+def _async_errors(fn: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[str]]:
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> str:
+        try:
+            return await fn(*args, **kwargs)
+        except Exception as exc:
+            raise _tool_error(exc) from exc
+
+    return wrapper
+
+
+def _tool_error(exc: Exception) -> ToolException:
+    if isinstance(exc, MemoryPluginError):
+        return ToolException(str(exc))
+    logger.exception("journal tool failed")
+    return ToolException(f"Journal is unavailable right now ({type(exc).__name__}).")
+
+
+def _store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
+    if runtime.store is None:
+        raise MemoryPluginError("the graph has no store: compile it with store=...")
+    return runtime.store
+
+
+def _thread(runtime: ToolRuntime[Any, Any]) -> str:
+    thread_id = (runtime.config.get("configurable") or {}).get("thread_id")
+    if thread_id is None:
+        raise MemoryPluginError(
+            "the journal needs a thread: run the graph with a configurable thread_id"
+        )
+    return str(thread_id)
+
+
+def _date(value: str | None, what: str) -> date | None:
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    if _DATE.fullmatch(text):
+        with contextlib.suppress(ValueError):
+            return date.fromisoformat(text)
+    raise MemoryWriteError(f"{what} must be a date as YYYY-MM-DD, got {value!r}")
+
+
+def _search(
+    runtime: ToolRuntime[Any, Any],
+    query: str,
+    role: str | None,
+    after: str | None,
+    before: str | None,
+    limit: int,
+) -> Plan[list[JournalEntry]]:
+    return search_plan(
+        _thread(runtime),
+        query,
+        role=role,
+        after=_date(after, "after"),
+        before=_date(before, "before"),
+        limit=limit,
+    )
+
+
+def _line(entry: JournalEntry) -> str:
+    when = datetime.fromisoformat(entry.created_at).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    who = entry.role
+    if entry.role == "tool":
+        who = " ".join(filter(None, ["tool", entry.name, f"({entry.tool_call_id})"]))
+    text = " ".join(entry.text.split())
+    if len(text) > PREVIEW_CHARS:
+        text = text[:PREVIEW_CHARS].rstrip() + "…"
+    if entry.tool_calls:
+        calls = ", ".join(f"{call['name']} ({call['id']})" for call in entry.tool_calls)
+        text = f"{text} [called {calls}]".lstrip()
+    return f"[seq {entry.seq}] {when} {who}: {text}"
+
+
+def _hits(query: str, entries: list[JournalEntry]) -> str:
+    if not entries:
+        wanted = f"{query!r}" if query.strip() else "these filters"
+        return f"No messages in this thread's journal match {wanted}."
+    return "\n".join(_line(entry) for entry in entries)
+
+
+def _view(tool_call_id: str, found: Found) -> str:
+    call, result = found
+    if call is None and result is None:
+        raise MemoryPluginError(f"no tool call {tool_call_id} in this thread's journal")
+    spec = next((c for c in call.tool_calls if c["id"] == tool_call_id), None) if call else None
+    name = spec["name"] if spec else result.name if result else None
+    lines = [f"Tool call {tool_call_id} to {name or 'an unknown tool'}", "Arguments:"]
+    if spec is None:
+        lines.append("(not in the journal)")
+    else:
+        lines.append(json.dumps(spec["args"], indent=2, ensure_ascii=False, sort_keys=True))
+    if result is None:
+        lines.append("Result: (none recorded)")
+    else:
+        failed = result.message["data"].get("status") == "error"
+        lines += [f"Result{' (error)' if failed else ''}:", result.text]
+    return "\n".join(lines)
+
+
+def journal_tools() -> list[BaseTool]:
+    """The journal tools over the current thread: message search and tool call view."""
+
+    @_sync_errors
+    def journal_message_search(
+        query: str,
+        runtime: ToolRuntime[Any, Any],
+        role: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        limit: int = 10,
+    ) -> str:
+        plan = _search(runtime, query, role, after, before, limit)
+        return _hits(query, run(_store(runtime), plan))
+
+    @_async_errors
+    async def ajournal_message_search(
+        query: str,
+        runtime: ToolRuntime[Any, Any],
+        role: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        limit: int = 10,
+    ) -> str:
+        plan = _search(runtime, query, role, after, before, limit)
+        return _hits(query, await arun(_store(runtime), plan))
+
+    @_sync_errors
+    def journal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
+        plan = tool_call_plan(_thread(runtime), tool_call_id)
+        return _view(tool_call_id, run(_store(runtime), plan))
+
+    @_async_errors
+    async def ajournal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
+        plan = tool_call_plan(_thread(runtime), tool_call_id)
+        return _view(tool_call_id, await arun(_store(runtime), plan))
+
+    specs: list[tuple[Callable[..., str], Callable[..., Awaitable[str]], str, str]] = [
+        (journal_message_search, ajournal_message_search, "journal_message_search", SEARCH),
+        (journal_tool_call_view, ajournal_tool_call_view, "journal_tool_call_view", VIEW),
+    ]
+    return [
+        StructuredTool.from_function(
+            func=func, coroutine=coro, name=name, description=doc, handle_tool_error=True
+        )
+        for func, coro, name, doc in specs
+    ]
