@@ -8,8 +8,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from memory_plugin.backends.base import Opened
+from memory_plugin.serde import CachingSerializer
 
 
 def open_memory(index: dict[str, Any] | None) -> Opened:
     """Open an in-memory store and checkpointer (sync and async alike)."""
-    return Opened(InMemoryStore(index=index), InMemorySaver(), index is not None)  # type: ignore[arg-type]
+    store = InMemoryStore(index=index)  # type: ignore[arg-type]
+    return Opened(store, InMemorySaver(serde=CachingSerializer()), index is not None)

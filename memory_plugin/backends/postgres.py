@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.index import log_once
 from memory_plugin.errors import BackendError, BackendUnavailableError
+from memory_plugin.serde import CachingSerializer
 
 CONNECT_TIMEOUT_SECONDS = 5
 # Held while migrations run, so app servers starting together never race on them. Polled
@@ -78,7 +79,7 @@ def _open_pool(target: str, index: dict[str, Any] | None, stack: ExitStack) -> O
     pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
     stack.callback(pool.close)
     store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
-    saver = PostgresSaver(pool)
+    saver = PostgresSaver(pool, serde=CachingSerializer())
     store.setup()
     saver.setup()
     return Opened(store, saver, index is not None)
@@ -100,7 +101,7 @@ async def _aopen_pool(target: str, index: dict[str, Any] | None, stack: AsyncExi
     await pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
     stack.push_async_callback(pool.close)
     store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
-    saver = AsyncPostgresSaver(pool)
+    saver = AsyncPostgresSaver(pool, serde=CachingSerializer())
     await store.setup()
     await saver.setup()
     return Opened(store, saver, index is not None)

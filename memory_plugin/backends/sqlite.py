@@ -25,6 +25,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.index import log_once
 from memory_plugin.errors import BackendUnavailableError
+from memory_plugin.serde import CachingSerializer
 
 
 class ThreadedSqliteStore(SqliteStore):
@@ -101,7 +102,7 @@ def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Op
     saver_conn = _connect(sqlite3, path)
     stack.callback(saver_conn.close)
     store = ThreadedSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
-    saver = SqliteSaver(saver_conn)
+    saver = SqliteSaver(saver_conn, serde=CachingSerializer())
     store.setup()
     saver.setup()
     return Opened(store, saver, module is not None)
@@ -120,7 +121,7 @@ async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExit
     saver_conn = await connector(sqlite3)
     stack.push_async_callback(saver_conn.close)
     store = AsyncSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
-    saver = AsyncSqliteSaver(saver_conn)
+    saver = AsyncSqliteSaver(saver_conn, serde=CachingSerializer())
     await store.setup()
     await saver.setup()
     return Opened(store, saver, module is not None)

@@ -1,0 +1,41 @@
+"""A checkpoint serializer that decodes each stored message once per process.
+
+Loading a checkpoint rebuilds every message of the thread, which dominates a turn on long
+threads. Messages are stored as msgpack extension records; identical records decode to the
+same message, so a bounded cache keyed by the record's bytes turns that rebuild into
+lookups, and callers get a shallow copy, never the cached object itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+
+class CachingSerializer(JsonPlusSerializer):
+    """JsonPlusSerializer with a per-process cache of decoded messages."""
+
+    def __init__(self, *args: Any, max_cached: int = 50_000, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        decode = self._unpack_ext_hook
+        cache: OrderedDict[tuple[int, bytes], BaseMessage] = OrderedDict()
+        lock = threading.Lock()
+
+        def cached_hook(code: int, data: bytes) -> Any:
+            key = (code, data)
+            hit = cache.get(key)
+            if hit is None:
+                value = decode(code, data)
+                if not isinstance(value, BaseMessage):
+                    return value
+                with lock:
+                    cache[key] = hit = value
+                    if len(cache) > max_cached:
+                        cache.popitem(last=False)
+            return hit.model_copy()
+
+        self._unpack_ext_hook = cached_hook
