@@ -48,6 +48,7 @@ class CompactionModel(BaseChatModel):
     note: str = "Planning the Lisbon offsite; open: venue and budget."
     fail: set[str] = Field(default_factory=set)
     stall_seconds: float = 0.0
+    gate: Any = None
     prompts: list[str] = Field(default_factory=list)
 
     @property
@@ -64,6 +65,8 @@ class CompactionModel(BaseChatModel):
             raise ConnectionError(f"{kind} model unavailable")
         if kind == "flush" and self.stall_seconds:
             time.sleep(self.stall_seconds)
+        if kind == "summary" and self.gate is not None:
+            self.gate.wait(timeout=30)
         count = sum(p.startswith("summary") for p in self.prompts)
         text = self.note if kind == "flush" else f"Summary {count}: the user and assistant talked."
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])

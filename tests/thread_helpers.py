@@ -92,6 +92,7 @@ def build_graph(
     builder.add_node("model", RunnableLambda(respond, arespond))
     builder.add_node("tools", ToolNode([fetch, write_todos, *journal_tools()]))
     builder.add_node("journal_reply", manager.journal)
+    builder.add_node("rolling_summary", manager.rolling_summary)
     builder.add_conditional_edges(START, route_start)
     builder.add_edge("summarize_now", END)
     builder.add_edge("load_memory", "journal")
@@ -100,7 +101,8 @@ def build_graph(
     builder.add_edge("summarize", "model")
     builder.add_conditional_edges("model", after_model)
     builder.add_edge("tools", "journal")
-    builder.add_edge("journal_reply", END)
+    builder.add_edge("journal_reply", "rolling_summary")
+    builder.add_edge("rolling_summary", END)
     graph = builder.compile(store=backend.store, checkpointer=backend.checkpointer)
     return graph, manager
 

@@ -12,18 +12,28 @@ Every node works under invoke and ainvoke.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 
-from memory_plugin.blocks import BlockSource, PromptBlock, assemble, from_dicts, to_dicts
+from memory_plugin.blocks import (
+    SUMMARY_TAG,
+    BlockSource,
+    PromptBlock,
+    assemble,
+    from_dicts,
+    to_dicts,
+)
 from memory_plugin.context import MemoryContext, current_context
 from memory_plugin.errors import ScopeError
 from memory_plugin.plans import Plan, arun, run
@@ -34,11 +44,14 @@ from memory_plugin.thread.compaction import Compaction, compaction_plan
 from memory_plugin.thread.flush import flush_plan
 from memory_plugin.thread.masking import mask
 from memory_plugin.thread.tally import tally
+from memory_plugin.thread.window import rolling_plan, summary_plan, window_cap, window_plan
 from memory_plugin.tokens import TokenCounter, context_window, counter_for, reports_window
 
 logger = logging.getLogger(__name__)
 State = dict[str, Any]
 SUMMARIZE_NOW = "summarize_now"
+RECENT_WINDOW = "recent_window"
+_background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-plugin-rolling")
 JOURNAL_TOOLS = frozenset({"journal_tool_call_view", "journal_message_search"})
 
 
@@ -104,6 +117,9 @@ class ContextManager:
         self.mask_tool_outputs = _node(self._mask)
         self.summarize = _node(self._summarize)
         self.summarize_now = _node(self._summarize_now)
+        self.rolling_summary = _node(self._rolling_summary)
+        self._pending: dict[str, Future[Any] | asyncio.Task[Any]] = {}
+        self._pending_lock = threading.Lock()
 
     def _settings_plan(self, store: BaseStore, ctx: MemoryContext) -> Plan[MemorySettings]:
         layered = self._settings.get(id(store))
@@ -130,11 +146,19 @@ class ContextManager:
     def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         info = state.get("memory_context") or {}
         blocks = yield from self._blocks_plan(self.sources, ctx)
-        updates: State = {"memory_blocks": to_dicts(blocks), "memory_command": None}
+        settings = yield from self._settings_plan(get_store(), ctx)
+        context: State = {"policy": settings.thread_policy}
+        if settings.thread_policy == RECENT_WINDOW:
+            rolling = yield from summary_plan(_thread_id(config))
+            context["summary"] = rolling["text"]
         if "frozen_blocks" not in info:
             frozen = yield from self._blocks_plan(self.frozen_sources, ctx)
-            updates["memory_context"] = {"frozen_blocks": to_dicts(frozen)}
-        return updates
+            context["frozen_blocks"] = to_dicts(frozen)
+        return {
+            "memory_blocks": to_dicts(blocks),
+            "memory_command": None,
+            "memory_context": context,
+        }
 
     def _journal_plan(
         self, thread_id: str, messages: Sequence[BaseMessage], info: State
@@ -160,8 +184,18 @@ class ContextManager:
 
     def _journal(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         info = state.get("memory_context") or {}
-        cursor = yield from self._journal_plan(_thread_id(config), state["messages"], info)
-        return {"memory_context": cursor} if cursor else {}
+        thread_id = _thread_id(config)
+        cursor = yield from self._journal_plan(thread_id, state["messages"], info)
+        settings = yield from self._settings_plan(get_store(), ctx)
+        if settings.thread_policy != RECENT_WINDOW:
+            return {"memory_context": cursor} if cursor else {}
+        next_seq = int(cursor.get("journal_seq", info.get("journal_seq", 0)))
+        cap = window_cap(settings, config.get("configurable") or {})
+        window = yield from window_plan(thread_id, next_seq, cap)
+        inside = {entry.message_id for entry in window}
+        removals = [RemoveMessage(id=m.id) for m in state["messages"] if m.id not in inside]
+        start = window[0].seq if window else next_seq
+        return {"messages": removals, "memory_context": {**cursor, "window_from_seq": start}}
 
     def _mask(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         messages = state["messages"]
@@ -203,6 +237,28 @@ class ContextManager:
         settings = yield from self._settings_plan(store, ctx)
         cursor = yield from self._journal_plan(_thread_id(config), messages, info)
         now = self.clock()
+        flush = self._flush_hook(store, ctx, settings, now)
+        result = yield from compaction_plan(
+            messages,
+            info,
+            model=self.summary_model,
+            settings=settings,
+            window=self.window(settings),
+            counter=self.counter,
+            kind="manual" if kind == "manual" else "auto",
+            now=now,
+            flush=flush,
+        )
+        context = {**counts, **cursor, **result.updates.get("memory_context", {})}
+        return Compaction(
+            result.status, {**result.updates, "memory_context": context}, result.message
+        )
+
+    def _flush_hook(
+        self, store: BaseStore, ctx: MemoryContext, settings: MemorySettings, now: datetime
+    ) -> Callable[[Sequence[BaseMessage]], Plan[Any]] | None:
+        if not settings.flush:
+            return None
         semantic = getattr(store, "index_config", True) is not None
 
         def flush(old: Sequence[BaseMessage]) -> Plan[Any]:
@@ -213,23 +269,11 @@ class ContextManager:
                 return None
             return (yield from flush_plan(self.summary_model, old, scope, settings, now, semantic))
 
-        result = yield from compaction_plan(
-            messages,
-            info,
-            model=self.summary_model,
-            settings=settings,
-            window=self.window(settings),
-            counter=self.counter,
-            kind="manual" if kind == "manual" else "auto",
-            now=now,
-            flush=flush if settings.flush else None,
-        )
-        context = {**counts, **cursor, **result.updates.get("memory_context", {})}
-        return Compaction(
-            result.status, {**result.updates, "memory_context": context}, result.message
-        )
+        return flush
 
     def _summarize(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        if (state.get("memory_context") or {}).get("policy") == RECENT_WINDOW:
+            return {}
         result = yield from self._compact_plan(state, config, ctx, "auto")
         return result.updates
 
@@ -249,14 +293,65 @@ class ContextManager:
         context = {**result.updates.get("memory_context", {}), "last_compaction": report}
         return {**result.updates, "memory_context": context, "memory_command": None}
 
+    def _rolling_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[Any]:
+        store = get_store()
+        settings = yield from self._settings_plan(store, ctx)
+        info = state.get("memory_context") or {}
+        return rolling_plan(
+            _thread_id(config),
+            int(info.get("window_from_seq", 0)),
+            self.summary_model,
+            settings,
+            self.counter,
+            self.clock(),
+            self._flush_hook(store, ctx, settings, self.clock()),
+        )
+
+    def _rolling_summary(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
+        """Start a rolling-summary pass in the background (recent-window policy only)."""
+        info = state.get("memory_context") or {}
+        if info.get("policy") != RECENT_WINDOW:
+            return {}
+        thread_id = _thread_id(config)
+        plan = yield from self._rolling_plan(state, config, ctx)
+        store = get_store()
+        with self._pending_lock:
+            running = self._pending.get(thread_id)
+            if running is not None and not running.done():
+                return {}
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._pending[thread_id] = _background.submit(run, store, plan)
+            else:
+                self._pending[thread_id] = loop.create_task(arun(store, plan))
+        return {}
+
+    def wait_for_background(self, timeout: float = 30.0) -> None:
+        """Block until background rolling-summary passes started by sync runs finish."""
+        for job in list(self._pending.values()):
+            if isinstance(job, Future):
+                job.result(timeout=timeout)
+
+    async def await_background(self) -> None:
+        """Await background rolling-summary passes started by async runs."""
+        await asyncio.gather(*[j for j in self._pending.values() if isinstance(j, asyncio.Task)])
+
     def model_input(self, state: State) -> list[BaseMessage]:
         """The model's messages: system prompt, frozen, per-turn and recent-notes blocks, the
-        running summary, then the thread's messages. Assembled now, never stored."""
+        running summary, then the thread's messages. Assembled now, never stored. Under the
+        recent-window policy the rolling summary is an extra system message instead."""
         info = state.get("memory_context") or {}
-        blocks = from_dicts(info.get("frozen_blocks", [])) + from_dicts(
-            state.get("memory_blocks") or []
-        )
-        return assemble(self.system_prompt, blocks, str(info.get("summary", "")), state["messages"])
+        frozen = from_dicts(info.get("frozen_blocks", []))
+        blocks = frozen + from_dicts(state.get("memory_blocks") or [])
+        summary = str(info.get("summary", ""))
+        if info.get("policy") != RECENT_WINDOW:
+            return assemble(self.system_prompt, blocks, summary, state["messages"])
+        prefix = assemble(self.system_prompt, blocks, "", [])
+        extra = [SystemMessage(f"<{SUMMARY_TAG}>\n{summary}\n</{SUMMARY_TAG}>")] if summary else []
+        return [*prefix, *extra, *state["messages"]]
 
 
 def route_start(state: State) -> str:
