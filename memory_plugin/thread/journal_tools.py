@@ -7,7 +7,6 @@ come back to the model as a clear tool error.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
 import re
@@ -15,13 +14,13 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from typing import Any, ParamSpec
 
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
-from langgraph.store.base import BaseStore
 
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.thread.journal import JournalEntry, search_plan, tool_call_plan
+from memory_plugin.tooling import runtime_store, twin_tool
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -41,41 +40,6 @@ VIEW = (
 )
 
 Found = tuple[JournalEntry | None, JournalEntry | None]
-
-
-def _sync_errors(fn: Callable[P, str]) -> Callable[P, str]:
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> str:
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:
-            raise _tool_error(exc) from exc
-
-    return wrapper
-
-
-def _async_errors(fn: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[str]]:
-    @functools.wraps(fn)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> str:
-        try:
-            return await fn(*args, **kwargs)
-        except Exception as exc:
-            raise _tool_error(exc) from exc
-
-    return wrapper
-
-
-def _tool_error(exc: Exception) -> ToolException:
-    if isinstance(exc, MemoryPluginError):
-        return ToolException(str(exc))
-    logger.exception("journal tool failed")
-    return ToolException(f"Journal is unavailable right now ({type(exc).__name__}).")
-
-
-def _store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
-    if runtime.store is None:
-        raise MemoryPluginError("the graph has no store: compile it with store=...")
-    return runtime.store
 
 
 def _thread(runtime: ToolRuntime[Any, Any]) -> str:
@@ -158,7 +122,6 @@ def _view(tool_call_id: str, found: Found) -> str:
 def journal_tools() -> list[BaseTool]:
     """The journal tools over the current thread: message search and tool call view."""
 
-    @_sync_errors
     def journal_message_search(
         query: str,
         runtime: ToolRuntime[Any, Any],
@@ -168,9 +131,8 @@ def journal_tools() -> list[BaseTool]:
         limit: int = 10,
     ) -> str:
         plan = _search(runtime, query, role, after, before, limit)
-        return _hits(query, run(_store(runtime), plan))
+        return _hits(query, run(runtime_store(runtime), plan))
 
-    @_async_errors
     async def ajournal_message_search(
         query: str,
         runtime: ToolRuntime[Any, Any],
@@ -180,25 +142,28 @@ def journal_tools() -> list[BaseTool]:
         limit: int = 10,
     ) -> str:
         plan = _search(runtime, query, role, after, before, limit)
-        return _hits(query, await arun(_store(runtime), plan))
+        return _hits(query, await arun(runtime_store(runtime), plan))
 
-    @_sync_errors
     def journal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
         plan = tool_call_plan(_thread(runtime), tool_call_id)
-        return _view(tool_call_id, run(_store(runtime), plan))
+        return _view(tool_call_id, run(runtime_store(runtime), plan))
 
-    @_async_errors
     async def ajournal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
         plan = tool_call_plan(_thread(runtime), tool_call_id)
-        return _view(tool_call_id, await arun(_store(runtime), plan))
+        return _view(tool_call_id, await arun(runtime_store(runtime), plan))
 
-    specs: list[tuple[Callable[..., str], Callable[..., Awaitable[str]], str, str]] = [
-        (journal_message_search, ajournal_message_search, "journal_message_search", SEARCH),
-        (journal_tool_call_view, ajournal_tool_call_view, "journal_tool_call_view", VIEW),
+    twins: list[tuple[Callable[..., str], Callable[..., Awaitable[str]], str]] = [
+        (journal_message_search, ajournal_message_search, SEARCH),
+        (journal_tool_call_view, ajournal_tool_call_view, VIEW),
     ]
     return [
-        StructuredTool.from_function(
-            func=func, coroutine=coro, name=name, description=doc, handle_tool_error=True
+        twin_tool(
+            func.__name__,
+            doc,
+            func,
+            coro,
+            refused="",
+            unavailable="Journal is unavailable right now",
         )
-        for func, coro, name, doc in specs
+        for func, coro, doc in twins
     ]

@@ -1,0 +1,64 @@
+"""Building the model's tools: one sync and one async body, the same error contract."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
+
+from memory_plugin.errors import MemoryPluginError
+
+logger = logging.getLogger(__name__)
+
+
+def runtime_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
+    """The graph's store, or a clear error when the graph was compiled without one."""
+    if runtime.store is None:
+        raise MemoryPluginError("the graph has no store: compile it with store=...")
+    return runtime.store
+
+
+def twin_tool(
+    name: str,
+    description: str,
+    func: Callable[..., str],
+    coroutine: Callable[..., Awaitable[str]],
+    *,
+    refused: str,
+    unavailable: str,
+) -> BaseTool:
+    """A tool whose plugin errors reach the model as `refused + message` and whose other
+    failures (a store outage) are logged and reach it as `unavailable (ErrorType)`."""
+
+    def tool_error(exc: Exception) -> ToolException:
+        if isinstance(exc, MemoryPluginError):
+            return ToolException(f"{refused}{exc}")
+        logger.exception("tool %s failed", name)
+        return ToolException(f"{unavailable} ({type(exc).__name__}); nothing was changed.")
+
+    @functools.wraps(func)
+    def sync(*args: Any, **kwargs: Any) -> str:
+        try:
+            return func(*args, **kwargs)
+        except Exception as exc:
+            raise tool_error(exc) from exc
+
+    @functools.wraps(coroutine)
+    async def asynchronous(*args: Any, **kwargs: Any) -> str:
+        try:
+            return await coroutine(*args, **kwargs)
+        except Exception as exc:
+            raise tool_error(exc) from exc
+
+    return StructuredTool.from_function(
+        func=sync,
+        coroutine=asynchronous,
+        name=name,
+        description=description,
+        handle_tool_error=True,
+    )
