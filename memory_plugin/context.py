@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from memory_plugin.errors import ScopeError
@@ -79,11 +80,24 @@ def _context_fields(context: Any) -> dict[str, Any]:
     return {name: source[name] for name in names if source.get(name) is not None}
 
 
+@lru_cache(maxsize=1_024)
+def _cached_context(
+    context: tuple[tuple[str, Any], ...], conf: tuple[tuple[str, Any], ...]
+) -> MemoryContext:
+    return MemoryContext.from_run(dict(context), dict(conf))
+
+
 def current_context() -> MemoryContext:
-    """The MemoryContext of the LangGraph run this is called from."""
+    """The MemoryContext of the LangGraph run this is called from (built once per distinct
+    context, since nodes ask for it many times a turn)."""
     from langgraph.config import get_config
     from langgraph.runtime import get_runtime
 
-    config = get_config()
-    runtime = get_runtime()
-    return MemoryContext.from_run(runtime.context, config.get("configurable"))
+    conf = get_config().get("configurable") or {}
+    wanted = (*_ID_FIELDS, "thread_visibility", _AUTH_USER_KEY)
+    relevant = tuple((k, conf[k]) for k in wanted if conf.get(k) is not None)
+    fields = tuple(sorted(_context_fields(get_runtime().context).items()))
+    try:
+        return _cached_context(fields, relevant)
+    except TypeError:
+        return MemoryContext.from_run(dict(fields), dict(relevant))

@@ -3,7 +3,8 @@
 Loading a checkpoint rebuilds every message of the thread, which dominates a turn on long
 threads. Messages are stored as msgpack extension records; identical records decode to the
 same message, so a bounded cache keyed by the record's bytes turns that rebuild into
-lookups, and callers get a shallow copy, never the cached object itself.
+lookups, and callers get a shallow copy, never the cached object itself. Messages inside a
+DeltaChannel snapshot go through the same cache.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+import ormsgpack
 from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.jsonplus import EXT_DELTA_SNAPSHOT, JsonPlusSerializer
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
 
 class CachingSerializer(JsonPlusSerializer):
@@ -26,6 +31,9 @@ class CachingSerializer(JsonPlusSerializer):
         lock = threading.Lock()
 
         def cached_hook(code: int, data: bytes) -> Any:
+            if code == EXT_DELTA_SNAPSHOT:
+                inner = ormsgpack.unpackb(data, ext_hook=cached_hook, option=OPTIONS)
+                return _DeltaSnapshot(inner)
             key = (code, data)
             hit = cache.get(key)
             if hit is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -90,6 +90,10 @@ def _from_item(item: Item) -> JournalEntry:
     return JournalEntry(**{f.name: item.value[f.name] for f in fields(JournalEntry)})
 
 
+def _shallow(entry: JournalEntry) -> dict[str, Any]:
+    return {f.name: getattr(entry, f.name) for f in fields(entry)}
+
+
 def append_plan(
     thread_id: str, messages: Sequence[BaseMessage], start_seq: int, now: datetime
 ) -> Plan[int]:
@@ -113,7 +117,7 @@ def append_plan(
             if item is not None:
                 links[call_id] = {**item.value, **links[call_id]}
     ops: list[Op] = [
-        PutOp((*base, JOURNAL), entry_key(entry.seq), asdict(entry), index=False)
+        PutOp((*base, JOURNAL), entry_key(entry.seq), _shallow(entry), index=False)
         for entry in entries
     ]
     ops += [PutOp((*base, TOOL_CALLS), key, link, index=False) for key, link in links.items()]

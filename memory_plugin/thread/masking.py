@@ -49,15 +49,24 @@ def _recent_results(messages: Sequence[BaseMessage], keep: int) -> int:
     return 0 if seen else len(messages)
 
 
-def _tool_name(message: ToolMessage, messages: Sequence[BaseMessage]) -> str:
-    if message.name:
-        return message.name
-    index = call_positions(messages).get(message.tool_call_id)
-    if index is not None:
-        for call in messages[index].tool_calls:  # type: ignore[attr-defined]
-            if call["id"] == message.tool_call_id:
-                return str(call["name"])
-    return "tool"
+class _Names:
+    """Tool names by tool_call_id, read from the AI messages only when a result lacks one."""
+
+    def __init__(self, messages: Sequence[BaseMessage]) -> None:
+        self.messages = messages
+        self.calls: dict[str, int] | None = None
+
+    def of(self, message: ToolMessage) -> str:
+        if message.name:
+            return message.name
+        if self.calls is None:
+            self.calls = call_positions(self.messages)
+        index = self.calls.get(message.tool_call_id)
+        if index is not None:
+            for call in self.messages[index].tool_calls:  # type: ignore[attr-defined]
+                if call["id"] == message.tool_call_id:
+                    return str(call["name"])
+        return "tool"
 
 
 def mask(
@@ -76,6 +85,7 @@ def mask(
     goal = settings.masking_min_clear_ratio * window
     protected_from = _recent_results(messages, settings.masking_keep_recent)
     skip = excluded | set(settings.masking_excluded_tools)
+    names = _Names(messages)
     replacements: list[ToolMessage] = []
     freed = 0
     index = scan_from
@@ -84,7 +94,7 @@ def mask(
         index += 1
         if not isinstance(message, ToolMessage) or is_masked(message):
             continue
-        name = _tool_name(message, messages)
+        name = names.of(message)
         if name in skip:
             continue
         before = counter.count_message(message)

@@ -121,12 +121,19 @@ class ContextManager:
         self._pending: dict[str, Future[Any] | asyncio.Task[Any]] = {}
         self._pending_lock = threading.Lock()
 
-    def _settings_plan(self, store: BaseStore, ctx: MemoryContext) -> Plan[MemorySettings]:
+    def _resolve_plan(self, store: BaseStore, ctx: MemoryContext) -> Plan[MemorySettings]:
         layered = self._settings.get(id(store))
         if layered is None or layered.store is not store:
             layered = self._settings[id(store)] = LayeredSettings(store, defaults=self.defaults)
         effective = yield from layered.effective_plan(ctx)
         return effective.values
+
+    def _settings_plan(self, state: State, ctx: MemoryContext) -> Plan[MemorySettings]:
+        """The settings load_memory resolved for this turn (resolving them if it did not)."""
+        values = (state.get("memory_context") or {}).get("settings")
+        if values is not None:
+            return MemorySettings.model_construct(**values)
+        return (yield from self._resolve_plan(get_store(), ctx))
 
     def window(self, settings: MemorySettings) -> int:
         """The model's input window, or the configured fallback."""
@@ -146,8 +153,8 @@ class ContextManager:
     def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         info = state.get("memory_context") or {}
         blocks = yield from self._blocks_plan(self.sources, ctx)
-        settings = yield from self._settings_plan(get_store(), ctx)
-        context: State = {"policy": settings.thread_policy}
+        settings = yield from self._resolve_plan(get_store(), ctx)
+        context: State = {"policy": settings.thread_policy, "settings": settings.model_dump()}
         if settings.thread_policy == RECENT_WINDOW:
             rolling = yield from summary_plan(_thread_id(config))
             context["summary"] = rolling["text"]
@@ -186,7 +193,7 @@ class ContextManager:
         info = state.get("memory_context") or {}
         thread_id = _thread_id(config)
         cursor = yield from self._journal_plan(thread_id, state["messages"], info)
-        settings = yield from self._settings_plan(get_store(), ctx)
+        settings = yield from self._settings_plan(state, ctx)
         if settings.thread_policy != RECENT_WINDOW:
             return {"memory_context": cursor} if cursor else {}
         next_seq = int(cursor.get("journal_seq", info.get("journal_seq", 0)))
@@ -201,7 +208,7 @@ class ContextManager:
         messages = state["messages"]
         info = state.get("memory_context") or {}
         counts, rewritten = tally(messages, info, self.counter)
-        settings = yield from self._settings_plan(get_store(), ctx)
+        settings = yield from self._settings_plan(state, ctx)
         if not reports_window(self.model):
             return {"memory_context": counts}
         scan_from = 0 if rewritten else int(info.get("mask_scan_from", 0))
@@ -234,7 +241,7 @@ class ContextManager:
         counts, _ = tally(messages, info, self.counter)
         info = {**info, **counts}
         store = get_store()
-        settings = yield from self._settings_plan(store, ctx)
+        settings = yield from self._settings_plan(state, ctx)
         cursor = yield from self._journal_plan(_thread_id(config), messages, info)
         now = self.clock()
         flush = self._flush_hook(store, ctx, settings, now)
@@ -280,7 +287,9 @@ class ContextManager:
     def _summarize_now(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
-        settings = yield from self._settings_plan(get_store(), ctx)
+        settings = yield from self._resolve_plan(get_store(), ctx)
+        fresh = {**(state.get("memory_context") or {}), "settings": settings.model_dump()}
+        state = {**state, "memory_context": fresh}
         if not settings.compaction_manual:
             result = Compaction(
                 "failed", message="Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
@@ -295,7 +304,7 @@ class ContextManager:
 
     def _rolling_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[Any]:
         store = get_store()
-        settings = yield from self._settings_plan(store, ctx)
+        settings = yield from self._settings_plan(state, ctx)
         info = state.get("memory_context") or {}
         return rolling_plan(
             _thread_id(config),
