@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 if TYPE_CHECKING:
     from memory_plugin.context import MemoryContext
     from memory_plugin.plans import Plan
+    from memory_plugin.settings import MemorySettings
 
 BlockClass = Literal["frozen", "per_turn", "recent_notes"]
 BLOCK_ORDER: tuple[BlockClass, ...] = ("frozen", "per_turn", "recent_notes")
@@ -40,8 +41,10 @@ def render_blocks(blocks: list[PromptBlock]) -> str:
 class BlockSource(Protocol):
     """A memory kind that contributes protected blocks (ScopedMemory is one)."""
 
-    def blocks_plan(self, ctx: MemoryContext) -> Plan[list[PromptBlock]]:
-        """The blocks for this run's context."""
+    def blocks_plan(
+        self, ctx: MemoryContext, settings: MemorySettings | None = None
+    ) -> Plan[list[PromptBlock]]:
+        """The blocks for this run's context (`settings`: already resolved for it)."""
         ...
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from memory_plugin.errors import ScopeError
@@ -80,24 +79,24 @@ def _context_fields(context: Any) -> dict[str, Any]:
     return {name: source[name] for name in names if source.get(name) is not None}
 
 
-@lru_cache(maxsize=1_024)
-def _cached_context(
-    context: tuple[tuple[str, Any], ...], conf: tuple[tuple[str, Any], ...]
-) -> MemoryContext:
-    return MemoryContext.from_run(dict(context), dict(conf))
+_Key = tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]
+_last: tuple[_Key, MemoryContext] | None = None
+_WANTED = (*_ID_FIELDS, "thread_visibility", _AUTH_USER_KEY)
 
 
 def current_context() -> MemoryContext:
-    """The MemoryContext of the LangGraph run this is called from (built once per distinct
-    context, since nodes ask for it many times a turn)."""
+    """The MemoryContext of the LangGraph run this is called from (the last one built is
+    reused while the ids are the same: nodes ask many times a turn)."""
+    global _last
     from langgraph.config import get_config
     from langgraph.runtime import get_runtime
 
     conf = get_config().get("configurable") or {}
-    wanted = (*_ID_FIELDS, "thread_visibility", _AUTH_USER_KEY)
-    relevant = tuple((k, conf[k]) for k in wanted if conf.get(k) is not None)
-    fields = tuple(sorted(_context_fields(get_runtime().context).items()))
-    try:
-        return _cached_context(fields, relevant)
-    except TypeError:
-        return MemoryContext.from_run(dict(fields), dict(relevant))
+    fields = tuple(_context_fields(get_runtime().context).items())
+    key = (fields, tuple((k, conf[k]) for k in _WANTED if conf.get(k) is not None))
+    last = _last
+    if last is not None and last[0] == key:
+        return last[1]
+    built = MemoryContext.from_run(dict(key[0]), dict(key[1]))
+    _last = (key, built)
+    return built

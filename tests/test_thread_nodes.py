@@ -33,9 +33,12 @@ def state_of(graph: Any, thread: str = "t1") -> dict[str, Any]:
     return graph.get_state({"configurable": {"thread_id": thread}}).values  # type: ignore[no-any-return]
 
 
-def test_masking_replaces_old_outputs_and_keeps_recent_ones(backend: Backend) -> None:
+@pytest.mark.parametrize("combined", [False, True], ids=["nodes", "prepare_context"])
+def test_masking_replaces_old_outputs_and_keeps_recent_ones(
+    backend: Backend, combined: bool
+) -> None:
     model = chat(turns(9), window=12_000)
-    graph, _ = build_graph(backend, model, summary_model=CompactionModel())
+    graph, _ = build_graph(backend, model, summary_model=CompactionModel(), combined=combined)
     for n in range(9):
         ask(graph, f"read page {n}")
     results = tool_messages(state_of(graph))
@@ -91,10 +94,15 @@ def test_no_masking_without_a_reported_window_or_with_the_switch_off(backend: Ba
     assert not any(is_masked(m) for m in tool_messages(state_of(graph, "t2")))
 
 
-def test_compaction_summarizes_keeps_pairs_and_records_a_divider(backend: Backend) -> None:
+@pytest.mark.parametrize("combined", [False, True], ids=["nodes", "prepare_context"])
+def test_compaction_summarizes_keeps_pairs_and_records_a_divider(
+    backend: Backend, combined: bool
+) -> None:
     summarizer = CompactionModel()
     model = chat(turns(12), window=8_000)
-    graph, _ = build_graph(backend, model, summary_model=summarizer, platform=NO_MASKING)
+    graph, _ = build_graph(
+        backend, model, summary_model=summarizer, platform=NO_MASKING, combined=combined
+    )
     for n in range(12):
         ask(graph, f"read page {n}")
     state = state_of(graph)

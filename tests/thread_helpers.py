@@ -61,9 +61,11 @@ def build_graph(
     summary_model: BaseChatModel | None = None,
     system_prompt: str = "You are a helpful assistant.",
     platform: dict[str, Any] | None = None,
+    combined: bool = False,
 ) -> tuple[Any, ContextManager]:
-    """load_memory -> journal -> mask -> summarize -> model <-> tools, journal after each step;
-    `platform` settings are written to the platform layer first."""
+    """load_memory -> journal -> mask -> summarize -> model <-> tools, journal after each step
+    (`combined`: the single prepare_context node instead of the three); `platform` settings
+    are written to the platform layer first."""
     if platform:
         LayeredSettings(backend.store).update("platform", MemoryContext(), set=platform)
     manager = ContextManager(
@@ -86,9 +88,12 @@ def build_graph(
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
     builder.add_node("load_memory", manager.load_memory)
     builder.add_node("summarize_now", manager.summarize_now)
-    builder.add_node("journal", manager.journal)
-    builder.add_node("mask_tool_outputs", manager.mask_tool_outputs)
-    builder.add_node("summarize", manager.summarize)
+    if combined:
+        builder.add_node("journal", manager.prepare_context)
+    else:
+        builder.add_node("journal", manager.journal)
+        builder.add_node("mask_tool_outputs", manager.mask_tool_outputs)
+        builder.add_node("summarize", manager.summarize)
     builder.add_node("model", RunnableLambda(respond, arespond))
     builder.add_node("tools", ToolNode([fetch, write_todos, *journal_tools()]))
     builder.add_node("journal_reply", manager.journal)
@@ -96,9 +101,12 @@ def build_graph(
     builder.add_conditional_edges(START, route_start)
     builder.add_edge("summarize_now", END)
     builder.add_edge("load_memory", "journal")
-    builder.add_edge("journal", "mask_tool_outputs")
-    builder.add_edge("mask_tool_outputs", "summarize")
-    builder.add_edge("summarize", "model")
+    if combined:
+        builder.add_edge("journal", "model")
+    else:
+        builder.add_edge("journal", "mask_tool_outputs")
+        builder.add_edge("mask_tool_outputs", "summarize")
+        builder.add_edge("summarize", "model")
     builder.add_conditional_edges("model", after_model)
     builder.add_edge("tools", "journal")
     builder.add_edge("journal_reply", "rolling_summary")

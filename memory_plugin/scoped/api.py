@@ -25,7 +25,7 @@ from memory_plugin.scoped.notes import (
 from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.prompt import recent_notes_plan
 from memory_plugin.scoped.recall import Hit, clamp_k, recall_plan
-from memory_plugin.settings import LayeredSettings
+from memory_plugin.settings import LayeredSettings, MemorySettings
 
 Membership = Callable[[str, str], bool]
 """(user_id, workspace_id) -> whether the user belongs to the workspace."""
@@ -175,13 +175,17 @@ class ScopedMemory:
         """Async twin of delete_note."""
         await arun(self.store, self._delete(ctx, key))
 
-    def blocks_plan(self, ctx: MemoryContext) -> Plan[list[PromptBlock]]:
+    def blocks_plan(
+        self, ctx: MemoryContext, settings: MemorySettings | None = None
+    ) -> Plan[list[PromptBlock]]:
         """The plan behind prompt_blocks: makes ScopedMemory a BlockSource."""
-        effective = yield from self.settings.effective_plan(ctx)
+        if settings is None:
+            effective = yield from self.settings.effective_plan(ctx)
+            settings = effective.values
         scope = readable_thread_scope(ctx)
         if scope is None:
             return []
-        return (yield from scope_blocks_plan(scope, effective.values, self.clock()))
+        return (yield from scope_blocks_plan(scope, settings, self.clock()))
 
     def prompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
         """The document and recent-notes blocks to inject this turn."""

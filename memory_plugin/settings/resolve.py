@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from memory_plugin.errors import SettingsError
@@ -50,13 +51,18 @@ def _clamp(name: str, value: Any) -> Any:
     return value
 
 
+@lru_cache(maxsize=32)
+def _dump(defaults: MemorySettings) -> dict[str, Any]:
+    return defaults.model_dump()
+
+
 def resolve(
     defaults: MemorySettings,
     layers: list[tuple[str, Mapping[str, Any]]],
     locked: frozenset[str],
 ) -> EffectiveSettings:
     """Apply layers in order (platform first); locked fields ignore every layer below platform."""
-    merged = defaults.model_dump()
+    merged = dict(_dump(defaults))
     sources = dict.fromkeys(merged, "default")
     ignored: dict[str, list[str]] = {}
     for layer, values in layers:

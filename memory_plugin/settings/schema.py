@@ -8,6 +8,7 @@ allowed to write the field.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -112,6 +113,7 @@ class MemorySettings(BaseModel):
     profile_model: str | None = _f(None, "model for consolidation; None uses the graph's model")
 
 
+@cache
 def field_bounds(name: str) -> tuple[float | None, float | None]:
     """The (lower, upper) admin bounds of a setting, None where unbounded."""
     low: float | None = None
@@ -122,6 +124,7 @@ def field_bounds(name: str) -> tuple[float | None, float | None]:
     return low, high
 
 
+@cache
 def field_layers(name: str) -> tuple[str, ...]:
     """The layers allowed to write a setting."""
     extra = MemorySettings.model_fields[name].json_schema_extra

@@ -63,6 +63,12 @@ def split(
     return summarize, keep, cut
 
 
+def due(info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter) -> bool:
+    """Whether the transcript and running summary have crossed the compaction trigger."""
+    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get("summary", "")))
+    return before >= settings.summarization_trigger_ratio * window
+
+
 def compaction_plan(
     messages: Sequence[BaseMessage],
     info: dict[str, Any],
@@ -79,7 +85,7 @@ def compaction_plan(
     summary = str(info.get("summary", ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
-    if kind == "auto" and before < settings.summarization_trigger_ratio * window:
+    if kind == "auto" and not due({**info, "tokens": tokens}, settings, window, counter):
         return Compaction("nothing_to_compact", message="below the compaction trigger")
     summarize, keep, cut = split(messages, counter, settings.summarization_keep_ratio * window)
     if not summarize:

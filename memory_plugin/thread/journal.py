@@ -61,6 +61,9 @@ class JournalEntry:
         return datetime.fromisoformat(self.created_at).astimezone(UTC).date()
 
 
+_FIELDS = tuple(f.name for f in fields(JournalEntry))
+
+
 def thread_namespace(thread_id: str) -> tuple[str, ...]:
     """The namespace holding everything durable about one thread."""
     return namespace("thread", encode_id(thread_id, what="thread_id"))
@@ -87,11 +90,11 @@ def _entry(message: BaseMessage, seq: int, created_at: str) -> JournalEntry:
 
 
 def _from_item(item: Item) -> JournalEntry:
-    return JournalEntry(**{f.name: item.value[f.name] for f in fields(JournalEntry)})
+    return JournalEntry(**{name: item.value[name] for name in _FIELDS})
 
 
 def _shallow(entry: JournalEntry) -> dict[str, Any]:
-    return {f.name: getattr(entry, f.name) for f in fields(entry)}
+    return {name: getattr(entry, name) for name in _FIELDS}
 
 
 def append_plan(

@@ -5,7 +5,9 @@
     builder.add_node("journal", manager.journal)
     builder.add_node("mask_tool_outputs", manager.mask_tool_outputs)
     builder.add_node("summarize", manager.summarize)
-    ...and in your model node: model.invoke(manager.model_input(state, config))
+    ...and in your model node: model.invoke(manager.model_input(state))
+
+`prepare_context` runs journal, mask_tool_outputs and summarize as one node.
 
 Every node works under invoke and ainvoke.
 """
@@ -17,12 +19,14 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 
@@ -40,9 +44,10 @@ from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import thread_scope
 from memory_plugin.settings import LayeredSettings, MemorySettings
 from memory_plugin.thread import journal
-from memory_plugin.thread.compaction import Compaction, compaction_plan
+from memory_plugin.thread.compaction import Compaction, compaction_plan, due
 from memory_plugin.thread.flush import flush_plan
 from memory_plugin.thread.masking import mask
+from memory_plugin.thread.state import add_messages_batch
 from memory_plugin.thread.tally import tally
 from memory_plugin.thread.window import rolling_plan, summary_plan, window_cap, window_plan
 from memory_plugin.tokens import TokenCounter, context_window, counter_for, reports_window
@@ -69,8 +74,10 @@ def _context() -> MemoryContext:
         return MemoryContext()
 
 
-def _node(fn: Callable[..., Plan[State]]) -> RunnableLambda[Any, Any]:
-    """A graph node driving a plan against the graph's store, sync or async."""
+def _node(fn: Callable[..., Plan[State]]) -> RunnableCallable:
+    """A graph node driving a plan against the graph's store, sync or async. LangGraph's own
+    callable wrapper, untraced: the node run is already traced, and a traced RunnableLambda
+    would cost more than the node's work."""
 
     def sync(state: State, config: RunnableConfig) -> State:
         return run(get_store(), fn(state, config, _context()))
@@ -78,7 +85,39 @@ def _node(fn: Callable[..., Plan[State]]) -> RunnableLambda[Any, Any]:
     async def asynchronous(state: State, config: RunnableConfig) -> State:
         return await arun(get_store(), fn(state, config, _context()))
 
-    return RunnableLambda(sync, asynchronous, name=fn.__name__.lstrip("_"))
+    return RunnableCallable(sync, asynchronous, name=fn.__name__.lstrip("_"), trace=False)
+
+
+@dataclass
+class _Turn:
+    """One node call's view of the thread, and the updates it has made so far."""
+
+    messages: list[BaseMessage]
+    info: State
+    settings: MemorySettings
+    thread_id: str
+    ctx: MemoryContext
+    config: RunnableConfig
+    changes: list[BaseMessage] = field(default_factory=list)
+    context: State = field(default_factory=dict)
+
+    def record(self, keys: State) -> None:
+        """Remember memory_context keys to write (later steps see them)."""
+        self.info.update(keys)
+        self.context.update(keys)
+
+    def apply(self, changes: Sequence[BaseMessage]) -> None:
+        """Message replacements or removals to write (later steps see them)."""
+        if changes:
+            self.messages = add_messages_batch(self.messages, [list(changes)])  # type: ignore[arg-type,assignment]
+            self.changes.extend(changes)
+
+    def updates(self) -> State:
+        """The node's state update."""
+        update: State = {"memory_context": self.context} if self.context else {}
+        if self.changes:
+            update["messages"] = self.changes
+        return update
 
 
 class ContextManager:
@@ -112,10 +151,12 @@ class ContextManager:
         self.excluded_tools = frozenset(excluded_tools)
         self.clock = clock
         self._settings: dict[int, LayeredSettings] = {}
+        self._last_settings: tuple[State, MemorySettings] | None = None
         self.load_memory = _node(self._load_memory)
         self.journal = _node(self._journal)
         self.mask_tool_outputs = _node(self._mask)
         self.summarize = _node(self._summarize)
+        self.prepare_context = _node(self._prepare_context)
         self.summarize_now = _node(self._summarize_now)
         self.rolling_summary = _node(self._rolling_summary)
         self._pending: dict[str, Future[Any] | asyncio.Task[Any]] = {}
@@ -131,35 +172,40 @@ class ContextManager:
     def _settings_plan(self, state: State, ctx: MemoryContext) -> Plan[MemorySettings]:
         """The settings load_memory resolved for this turn (resolving them if it did not)."""
         values = (state.get("memory_context") or {}).get("settings")
-        if values is not None:
-            return MemorySettings.model_construct(**values)
-        return (yield from self._resolve_plan(get_store(), ctx))
+        if values is None:
+            return (yield from self._resolve_plan(get_store(), ctx))
+        last = self._last_settings
+        if last is not None and last[0] is values:
+            return last[1]
+        settings = MemorySettings.model_construct(**values)
+        self._last_settings = (values, settings)
+        return settings
 
     def window(self, settings: MemorySettings) -> int:
         """The model's input window, or the configured fallback."""
         return context_window(self.model, settings.fallback_context_window)
 
     def _blocks_plan(
-        self, sources: Sequence[BlockSource], ctx: MemoryContext
+        self, sources: Sequence[BlockSource], ctx: MemoryContext, settings: MemorySettings
     ) -> Plan[list[PromptBlock]]:
         blocks: list[PromptBlock] = []
         for source in sources:
             try:
-                blocks += yield from source.blocks_plan(ctx)
+                blocks += yield from source.blocks_plan(ctx, settings)
             except Exception:
                 logger.warning("memory blocks of %s could not be loaded", source, exc_info=True)
         return blocks
 
     def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         info = state.get("memory_context") or {}
-        blocks = yield from self._blocks_plan(self.sources, ctx)
         settings = yield from self._resolve_plan(get_store(), ctx)
+        blocks = yield from self._blocks_plan(self.sources, ctx, settings)
         context: State = {"policy": settings.thread_policy, "settings": settings.model_dump()}
         if settings.thread_policy == RECENT_WINDOW:
             rolling = yield from summary_plan(_thread_id(config))
             context["summary"] = rolling["text"]
         if "frozen_blocks" not in info:
-            frozen = yield from self._blocks_plan(self.frozen_sources, ctx)
+            frozen = yield from self._blocks_plan(self.frozen_sources, ctx, settings)
             context["frozen_blocks"] = to_dicts(frozen)
         return {
             "memory_blocks": to_dicts(blocks),
@@ -167,10 +213,10 @@ class ContextManager:
             "memory_context": context,
         }
 
-    def _journal_plan(
-        self, thread_id: str, messages: Sequence[BaseMessage], info: State
-    ) -> Plan[State]:
-        """Journal the messages added since the last journaled one; the cursor keys to store."""
+    def _journal_step(self, turn: _Turn) -> Plan[None]:
+        """Journal the messages added since the last journaled one; under the recent-window
+        policy, keep only the window (read back from the journal) in the thread state."""
+        messages, info = turn.messages, turn.info
         last_id = info.get("journal_last_id")
         start = 0
         if last_id is not None:
@@ -178,88 +224,74 @@ class ContextManager:
                 (i + 1 for i in range(len(messages) - 1, -1, -1) if messages[i].id == last_id), -1
             )
             if start < 0:
-                logger.warning(
-                    "thread %s was rewritten outside memory_plugin; journal resumes", thread_id
-                )
+                logger.warning("thread %s was rewritten outside memory_plugin", turn.thread_id)
                 start = len(messages)
         new = messages[start:]
-        if not new:
-            return {}
-        seq = int(info.get("journal_seq", 0))
-        next_seq = yield from journal.append_plan(thread_id, new, seq, self.clock())
-        return {"journal_seq": next_seq, "journal_last_id": new[-1].id}
-
-    def _journal(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        info = state.get("memory_context") or {}
-        thread_id = _thread_id(config)
-        cursor = yield from self._journal_plan(thread_id, state["messages"], info)
-        settings = yield from self._settings_plan(state, ctx)
-        if settings.thread_policy != RECENT_WINDOW:
-            return {"memory_context": cursor} if cursor else {}
-        next_seq = int(cursor.get("journal_seq", info.get("journal_seq", 0)))
-        cap = window_cap(settings, config.get("configurable") or {})
-        window = yield from window_plan(thread_id, next_seq, cap)
+        if new:
+            seq = int(info.get("journal_seq", 0))
+            next_seq = yield from journal.append_plan(turn.thread_id, new, seq, self.clock())
+            turn.record({"journal_seq": next_seq, "journal_last_id": new[-1].id})
+        if turn.settings.thread_policy != RECENT_WINDOW:
+            return
+        cap = window_cap(turn.settings, turn.config.get("configurable") or {})
+        next_seq = int(turn.info.get("journal_seq", 0))
+        window = yield from window_plan(turn.thread_id, next_seq, cap)
         inside = {entry.message_id for entry in window}
-        removals = [RemoveMessage(id=m.id) for m in state["messages"] if m.id not in inside]
-        start = window[0].seq if window else next_seq
-        return {"messages": removals, "memory_context": {**cursor, "window_from_seq": start}}
+        turn.apply([RemoveMessage(id=m.id) for m in messages if m.id not in inside and m.id])
+        turn.record({"window_from_seq": window[0].seq if window else next_seq})
 
-    def _mask(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        messages = state["messages"]
-        info = state.get("memory_context") or {}
-        counts, rewritten = tally(messages, info, self.counter)
-        settings = yield from self._settings_plan(state, ctx)
+    def _mask_step(self, turn: _Turn) -> Plan[None]:
+        """Mask older tool outputs past the trigger (journaling them first)."""
+        counts, rewritten = tally(turn.messages, turn.info, self.counter)
+        turn.record(counts)
         if not reports_window(self.model):
-            return {"memory_context": counts}
-        scan_from = 0 if rewritten else int(info.get("mask_scan_from", 0))
+            return
         result = mask(
-            messages,
+            turn.messages,
             counts["tokens"],
-            self.window(settings),
-            settings,
+            self.window(turn.settings),
+            turn.settings,
             self.counter,
-            scan_from=scan_from,
+            scan_from=0 if rewritten else int(turn.info.get("mask_scan_from", 0)),
             excluded=self.excluded_tools,
         )
         if not result.replacements:
-            return {"memory_context": counts}
-        cursor = yield from self._journal_plan(_thread_id(config), messages, info)
-        context = {
-            **counts,
-            **cursor,
-            "tokens": counts["tokens"] - result.freed_tokens,
-            "mask_scan_from": result.scan_from,
-            "masked": int(info.get("masked", 0)) + len(result.replacements),
-        }
-        return {"messages": result.replacements, "memory_context": context}
+            return
+        yield from self._journal_step(turn)
+        turn.apply(result.replacements)
+        turn.record(
+            {
+                "tokens": counts["tokens"] - result.freed_tokens,
+                "mask_scan_from": result.scan_from,
+                "masked": int(turn.info.get("masked", 0)) + len(result.replacements),
+            }
+        )
 
-    def _compact_plan(
-        self, state: State, config: RunnableConfig, ctx: MemoryContext, kind: str
-    ) -> Plan[Compaction]:
-        messages = state["messages"]
-        info = state.get("memory_context") or {}
-        counts, _ = tally(messages, info, self.counter)
-        info = {**info, **counts}
+    def _compact_step(self, turn: _Turn, kind: str) -> Plan[Compaction]:
+        """Compact when due (always for a manual request), journaling first."""
+        counts, _ = tally(turn.messages, turn.info, self.counter)
+        turn.record(counts)
+        if kind == "auto" and not due(
+            turn.info, turn.settings, self.window(turn.settings), self.counter
+        ):
+            return Compaction("nothing_to_compact", message="below the compaction trigger")
+        yield from self._journal_step(turn)
         store = get_store()
-        settings = yield from self._settings_plan(state, ctx)
-        cursor = yield from self._journal_plan(_thread_id(config), messages, info)
         now = self.clock()
-        flush = self._flush_hook(store, ctx, settings, now)
         result = yield from compaction_plan(
-            messages,
-            info,
+            turn.messages,
+            turn.info,
             model=self.summary_model,
-            settings=settings,
-            window=self.window(settings),
+            settings=turn.settings,
+            window=self.window(turn.settings),
             counter=self.counter,
             kind="manual" if kind == "manual" else "auto",
             now=now,
-            flush=flush,
+            flush=self._flush_hook(store, turn.ctx, turn.settings, now),
         )
-        context = {**counts, **cursor, **result.updates.get("memory_context", {})}
-        return Compaction(
-            result.status, {**result.updates, "memory_context": context}, result.message
-        )
+        turn.apply(result.updates.get("messages", []))
+        turn.record(result.updates.get("memory_context", {}))
+        return result
 
     def _flush_hook(
         self, store: BaseStore, ctx: MemoryContext, settings: MemorySettings, now: datetime
@@ -278,29 +310,56 @@ class ContextManager:
 
         return flush
 
+    def _turn_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[_Turn]:
+        settings = yield from self._settings_plan(state, ctx)
+        info = dict(state.get("memory_context") or {})
+        return _Turn(state["messages"], info, settings, _thread_id(config), ctx, config)
+
+    def _journal(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        turn = yield from self._turn_plan(state, config, ctx)
+        yield from self._journal_step(turn)
+        return turn.updates()
+
+    def _mask(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        turn = yield from self._turn_plan(state, config, ctx)
+        yield from self._mask_step(turn)
+        return turn.updates()
+
     def _summarize(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        if (state.get("memory_context") or {}).get("policy") == RECENT_WINDOW:
-            return {}
-        result = yield from self._compact_plan(state, config, ctx, "auto")
-        return result.updates
+        turn = yield from self._turn_plan(state, config, ctx)
+        if turn.settings.thread_policy != RECENT_WINDOW:
+            yield from self._compact_step(turn, "auto")
+        return turn.updates()
+
+    def _prepare_context(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
+        """journal, mask_tool_outputs and summarize in one node."""
+        turn = yield from self._turn_plan(state, config, ctx)
+        yield from self._journal_step(turn)
+        yield from self._mask_step(turn)
+        if turn.settings.thread_policy != RECENT_WINDOW:
+            yield from self._compact_step(turn, "auto")
+        return turn.updates()
 
     def _summarize_now(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
         settings = yield from self._resolve_plan(get_store(), ctx)
-        fresh = {**(state.get("memory_context") or {}), "settings": settings.model_dump()}
-        state = {**state, "memory_context": fresh}
+        info = {**(state.get("memory_context") or {}), "settings": settings.model_dump()}
+        turn = _Turn(list(state["messages"]), info, settings, _thread_id(config), ctx, config)
+        turn.record({"settings": info["settings"]})
         if not settings.compaction_manual:
             result = Compaction(
                 "failed", message="Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
             )
-        elif not any(isinstance(m, AIMessage) for m in state["messages"]):
+        elif not any(isinstance(m, AIMessage) for m in turn.messages):
             result = Compaction("nothing_to_compact", message="nothing to compact yet")
         else:
-            result = yield from self._compact_plan(state, config, ctx, "manual")
+            result = yield from self._compact_step(turn, "manual")
         report = {"status": result.status, "message": result.message, "kind": "manual"}
-        context = {**result.updates.get("memory_context", {}), "last_compaction": report}
-        return {**result.updates, "memory_context": context, "memory_command": None}
+        turn.record({"last_compaction": report})
+        return {**turn.updates(), "memory_command": None}
 
     def _rolling_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[Any]:
         store = get_store()
