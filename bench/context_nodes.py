@@ -212,8 +212,8 @@ def timed(name: str, fn: Callable[[Any, RunnableConfig], Any], sink: Sink) -> Ru
 
 
 def build_ours(model: ScriptedChat, summary: SummaryChat, sink: Sink) -> Any:
-    """load_memory -> prepare_context (journal, mask, summarize) -> model <-> tools, then
-    journal_reply -> rolling_summary, each of our nodes timed into `sink`."""
+    """start_turn (load_memory + journal, mask, summarize) -> model <-> (tools ->
+    prepare_context) -> finish_turn (journal + rolling_summary), each node timed into `sink`."""
     store = InMemoryStore()
     manager = ContextManager(
         model, sources=[ScopedMemory(store)], summary_model=summary, system_prompt=SYSTEM_PROMPT
@@ -228,28 +228,28 @@ def build_ours(model: ScriptedChat, summary: SummaryChat, sink: Sink) -> Any:
 
     def after_model(state: MemoryState) -> str:
         last = state["messages"][-1]
-        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "journal_reply"
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "finish_turn"
 
     nodes = {
-        "load_memory": manager.load_memory,
+        "start_turn": manager.start_turn,
         "summarize_now": manager.summarize_now,
         "prepare_context": manager.prepare_context,
-        "journal_reply": manager.journal,
-        "rolling_summary": manager.rolling_summary,
+        "finish_turn": manager.finish_turn,
     }
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
     for name, runnable in nodes.items():
         builder.add_node(name, timed(name, runnable.func, sink))  # type: ignore[attr-defined]
     builder.add_node("model", RunnableLambda(respond))
     builder.add_node("tools", ToolNode([fetch, *journal_tools()]))
-    builder.add_conditional_edges(START, route_start)
+    builder.add_conditional_edges(
+        START, route_start, {"load_memory": "start_turn", "summarize_now": "summarize_now"}
+    )
     builder.add_edge("summarize_now", END)
-    builder.add_edge("load_memory", "prepare_context")
-    builder.add_edge("prepare_context", "model")
+    builder.add_edge("start_turn", "model")
     builder.add_conditional_edges("model", after_model)
     builder.add_edge("tools", "prepare_context")
-    builder.add_edge("journal_reply", "rolling_summary")
-    builder.add_edge("rolling_summary", END)
+    builder.add_edge("prepare_context", "model")
+    builder.add_edge("finish_turn", END)
     saver = TimedSaver(sink, serde=CachingSerializer())
     return builder.compile(store=store, checkpointer=saver)
 
@@ -466,12 +466,7 @@ def measure(size: int, scenario: str, turns: int, rounds: int) -> Cell:
 
 # --------------------------------------------------------------------------- reporting
 
-OUR_NODES = (
-    "load_memory",
-    "prepare_context",
-    "journal_reply",
-    "rolling_summary",
-)
+OUR_NODES = ("start_turn", "prepare_context", "finish_turn")
 
 
 def med(values: Sequence[float]) -> float:
@@ -503,8 +498,9 @@ def print_table(cells: list[Cell]) -> None:
         middleware = summed(c.theirs, ("summarization", "context_editing"))
         ours_ms, theirs_ms = med(c.ours.turns_ms), med(c.theirs.turns_ms)
         print(
-            f"| ~{c.size // 1000}k | {c.messages} | {c.scenario} | {med(node_work(c.ours)):.3f} "
-            f"| {med(node_work(c.ours, wall=True)):.3f} | {ours_ms:.2f} | {med(middleware):.2f} | {theirs_ms:.2f} "
+            f"| ~{c.size // 1000}k | {c.messages} | {c.scenario} "
+            f"| {med(node_work(c.ours)):.3f} | {med(node_work(c.ours, wall=True)):.3f} "
+            f"| {ours_ms:.2f} | {med(middleware):.2f} | {theirs_ms:.2f} "
             f"| {theirs_ms / ours_ms:.1f}x |"
         )
 
@@ -512,7 +508,7 @@ def print_table(cells: list[Cell]) -> None:
 def print_nodes(cells: list[Cell]) -> None:
     """Per node medians, and evidence that masking is active on both sides."""
     names = [*OUR_NODES, "model_input"]
-    print("\nOur nodes, median ms per turn (prepare_context runs twice a turn):\n")
+    print("\nOur nodes, median CPU ms per turn (prepare_context runs after each tool step):\n")
     print(
         "| thread | scenario | "
         + " | ".join(names)
@@ -688,7 +684,12 @@ def main() -> None:
         if cell.scenario == STEADY:
             print(f"\n{STEADY}: {cell.warm_turns} untimed turns before our first snapshot.")
     for cell in cells[::-1]:
-        if cell.size == max(sizes) and cell.scenario != NOTHING and cell.last_ours:
+        if (
+            args.profile_turns
+            and cell.size == max(sizes)
+            and cell.scenario != NOTHING
+            and cell.last_ours
+        ):
             profile_turns(cell.last_ours, args.profile_turns, cell.scenario)
 
 

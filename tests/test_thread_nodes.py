@@ -10,12 +10,14 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from memory_plugin import Backend, LayeredSettings
+from memory_plugin.plans import run
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.thread.journal import tail_plan
 from memory_plugin.thread.masking import is_masked
 from memory_plugin.thread.pairs import unpaired
 from tests.fakes import CompactionModel
 from tests.scoped_helpers import ANN
-from tests.thread_helpers import build_graph, chat, fetch_turn, tool_messages
+from tests.thread_helpers import build_graph, build_turn_graph, chat, fetch_turn, tool_messages
 
 NO_MASKING = {"masking": False}
 
@@ -249,3 +251,18 @@ async def test_nodes_under_ainvoke(abackend: Backend, monkeypatch: pytest.Monkey
     assert state["memory_context"]["dividers"] and unpaired(state["messages"]) == []
     assert any(is_masked(m) for m in tool_messages(state)) or state["memory_context"]["summary"]
     assert await ScopedMemory(abackend.store).alist_notes(ANN)
+
+
+def test_turn_nodes_do_the_same_work(backend: Backend) -> None:
+    LayeredSettings(backend.store).update("platform", ANN, set={"flush": True})
+    model = chat(turns(12), window=8_000)
+    graph, _ = build_turn_graph(backend, model, summary_model=CompactionModel())
+    for n in range(12):
+        ask(graph, f"read page {n}")
+    state = state_of(graph)
+    assert any(is_masked(m) for m in tool_messages(state))
+    assert unpaired(state["messages"]) == []
+    assert isinstance(model.inputs[-1][0], SystemMessage)
+    assert "<memory_document" in str(model.inputs[-1][0].content)
+    view = run(backend.store, tail_plan("t1", 10_000, 10_000))
+    assert len(view) == 12 * 4

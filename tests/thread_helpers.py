@@ -115,6 +115,45 @@ def build_graph(
     return graph, manager
 
 
+def build_turn_graph(
+    backend: Backend, model: BaseChatModel, *, summary_model: BaseChatModel | None = None
+) -> tuple[Any, ContextManager]:
+    """The same graph with the fewest steps: start_turn -> model <-> (tools -> prepare_context)
+    -> finish_turn."""
+    manager = ContextManager(
+        model,
+        sources=[ScopedMemory(backend.store)],
+        summary_model=summary_model,
+        system_prompt="You are a helpful assistant.",
+    )
+
+    def respond(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [model.invoke(manager.model_input(state))]}
+
+    def after_model(state: MemoryState) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "finish_turn"
+
+    builder = StateGraph(MemoryState, context_schema=MemoryContext)
+    builder.add_node("start_turn", manager.start_turn)
+    builder.add_node("summarize_now", manager.summarize_now)
+    builder.add_node("model", respond)
+    builder.add_node("tools", ToolNode([fetch, write_todos, *journal_tools()]))
+    builder.add_node("prepare_context", manager.prepare_context)
+    builder.add_node("finish_turn", manager.finish_turn)
+    builder.add_conditional_edges(
+        START, route_start, {"load_memory": "start_turn", "summarize_now": "summarize_now"}
+    )
+    builder.add_edge("summarize_now", END)
+    builder.add_edge("start_turn", "model")
+    builder.add_conditional_edges("model", after_model)
+    builder.add_edge("tools", "prepare_context")
+    builder.add_edge("prepare_context", "model")
+    builder.add_edge("finish_turn", END)
+    graph = builder.compile(store=backend.store, checkpointer=backend.checkpointer)
+    return graph, manager
+
+
 def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
     """The tool results in a thread's state."""
     return [m for m in state["messages"] if isinstance(m, ToolMessage)]

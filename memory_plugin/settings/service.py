@@ -33,7 +33,8 @@ class LayeredSettings:
     """Platform defaults -> organization -> space -> user, stored in a LangGraph store.
 
     `defaults` are the platform defaults in code; `MEMORY_<SETTING>` environment variables
-    (read once, here) and the stored platform record override them.
+    (read once, here) and the stored platform record override them. The last resolution is
+    reused while the stored layer records are unchanged.
     """
 
     def __init__(
@@ -46,6 +47,7 @@ class LayeredSettings:
         self.store = store
         self.defaults = defaults or MemorySettings()
         self.env_values, self.env_locked = read_env(os.environ if environ is None else environ)
+        self._memo: tuple[dict[Layer, dict[str, Any]], EffectiveSettings] | None = None
 
     def effective_plan(self, ctx: MemoryContext) -> Plan[EffectiveSettings]:
         """The plan behind get and aget, for composing into other plans."""
@@ -53,11 +55,16 @@ class LayeredSettings:
         wanted = [(layer, ns) for layer, ns in present if ns is not None]
         items = yield [GetOp(ns, LAYER_KEY) for _, ns in wanted]
         records = {layer: _record(item) for (layer, _), item in zip(wanted, items, strict=True)}
+        memo = self._memo
+        if memo is not None and memo[0] == records:
+            return memo[1]
         platform = records.get("platform", empty_record())
         locked = self.env_locked | frozenset(platform["locked"])
         ordered: list[tuple[str, Mapping[str, Any]]] = [("env", self.env_values)]
         ordered += [(layer, records[layer]["values"]) for layer, _ in wanted]
-        return resolve(self.defaults, ordered, locked)
+        effective = resolve(self.defaults, ordered, locked)
+        self._memo = (records, effective)
+        return effective
 
     def _update_plan(
         self,

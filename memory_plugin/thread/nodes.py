@@ -7,7 +7,9 @@
     builder.add_node("summarize", manager.summarize)
     ...and in your model node: model.invoke(manager.model_input(state))
 
-`prepare_context` runs journal, mask_tool_outputs and summarize as one node.
+`prepare_context` runs journal, mask_tool_outputs and summarize as one node; `start_turn` is
+load_memory + prepare_context and `finish_turn` is journal + rolling_summary (fewer steps,
+the same work).
 
 Every node works under invoke and ainvoke.
 """
@@ -157,6 +159,8 @@ class ContextManager:
         self.mask_tool_outputs = _node(self._mask)
         self.summarize = _node(self._summarize)
         self.prepare_context = _node(self._prepare_context)
+        self.start_turn = _node(self._start_turn)
+        self.finish_turn = _node(self._finish_turn)
         self.summarize_now = _node(self._summarize_now)
         self.rolling_summary = _node(self._rolling_summary)
         self._pending: dict[str, Future[Any] | asyncio.Task[Any]] = {}
@@ -341,6 +345,21 @@ class ContextManager:
         if turn.settings.thread_policy != RECENT_WINDOW:
             yield from self._compact_step(turn, "auto")
         return turn.updates()
+
+    def _start_turn(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        """load_memory, then prepare_context, in one node."""
+        loaded = yield from self._load_memory(state, config, ctx)
+        info = {**(state.get("memory_context") or {}), **loaded["memory_context"]}
+        prepared = yield from self._prepare_context({**state, "memory_context": info}, config, ctx)
+        context = {**loaded["memory_context"], **prepared.get("memory_context", {})}
+        return {**loaded, **prepared, "memory_context": context}
+
+    def _finish_turn(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        """journal (the final reply), then rolling_summary, in one node."""
+        journaled = yield from self._journal(state, config, ctx)
+        info = {**(state.get("memory_context") or {}), **journaled.get("memory_context", {})}
+        yield from self._rolling_summary({**state, "memory_context": info}, config, ctx)
+        return journaled
 
     def _summarize_now(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
