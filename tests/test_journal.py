@@ -17,7 +17,7 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from langgraph.store.base import GetOp, PutOp, SearchOp
+from langgraph.store.base import PutOp, SearchOp
 
 from memory_plugin import Backend
 from memory_plugin.errors import InvalidIdError, MemoryWriteError
@@ -105,12 +105,10 @@ def test_append_is_one_write_of_only_the_new_messages(backend: Backend) -> None:
         plan.send([None] * 4)
 
 
-def test_a_result_of_an_earlier_call_is_read_in_one_batch_then_written_in_one() -> None:
+def test_results_of_earlier_calls_are_written_in_one_batch_without_reads() -> None:
     results = [ToolMessage("ok", tool_call_id=f"c{n}", id=f"t{n}") for n in range(3)]
     plan = append_plan("t1", results, 7, T0)
-    reads = next(plan)
-    assert isinstance(reads, list) and [type(op) for op in reads] == [GetOp] * 3
-    writes = plan.send([None] * 3)
+    writes = next(plan)
     assert isinstance(writes, list) and [type(op) for op in writes] == [PutOp] * 6
     with pytest.raises(StopIteration) as done:
         plan.send([None] * 6)
@@ -142,8 +140,11 @@ def test_tool_call_lookup_across_appends(backend: Backend) -> None:
     call, result = run(backend.store, tool_call_plan("t1", "call-1"))
     assert call is not None and call.seq == 2
     assert result is not None and (result.seq, result.text) == (3, "TP1234 departs 09:00")
-    index = backend.store.get((*thread_namespace("t1"), TOOL_CALLS), "call-1")
-    assert index is not None and index.value == {"call_seq": 2, "result_seq": 3}
+    links = backend.store.search((*thread_namespace("t1"), TOOL_CALLS), limit=10)
+    assert sorted((i.key, i.value["seq"]) for i in links) == [
+        ("call:call-1", 2),
+        ("result:call-1", 3),
+    ]
     assert run(backend.store, tool_call_plan("t1", "call-9")) == (None, None)
     assert run(backend.store, tool_call_plan("t2", "call-1")) == (None, None)
 
@@ -239,6 +240,7 @@ def test_delete_thread_keeps_the_journal_unless_asked(backend: Backend) -> None:
     for thread in ("t1", "t10"):
         graph.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": thread}})
         journal(backend, thread, flight_chat())
+    other = thread_items(backend, "t10")
     backend.store.put((*thread_namespace("t1"), "summary"), "rolling", {"text": "Lisbon trip"})
     t1 = {"configurable": {"thread_id": "t1"}}
     kept = thread_items(backend, "t1")
@@ -249,7 +251,7 @@ def test_delete_thread_keeps_the_journal_unless_asked(backend: Backend) -> None:
     assert thread_items(backend, "t1") == kept
     delete_thread(backend.checkpointer, backend.store, "t1", keep_journal=False)
     assert thread_items(backend, "t1") == []
-    assert len(thread_items(backend, "t10")) == 6
+    assert thread_items(backend, "t10") == other and len(other) > 5
     assert graph.get_state({"configurable": {"thread_id": "t10"}}).values["messages"]
 
 
@@ -259,9 +261,11 @@ async def test_adelete_thread(abackend: Backend) -> None:
     await graph.ainvoke({"messages": [HumanMessage("hi")]}, t1)
     await arun(abackend.store, append_plan("t1", flight_chat(), 0, T0))
     await abackend.store.aput((*thread_namespace("t1"), "summary"), "rolling", {"text": "trip"})
+    before = await abackend.store.asearch(thread_namespace("t1"), limit=100)
     await adelete_thread(abackend.checkpointer, abackend.store, "t1")
     assert await abackend.checkpointer.aget_tuple(t1) is None
-    assert len(await abackend.store.asearch(thread_namespace("t1"), limit=100)) == 7
+    after = await abackend.store.asearch(thread_namespace("t1"), limit=100)
+    assert sorted(i.key for i in after) == sorted(i.key for i in before) and len(before) > 6
     await graph.ainvoke({"messages": [HumanMessage("again")]}, t1)
     await adelete_thread(abackend.checkpointer, abackend.store, "t1", keep_journal=False)
     assert await abackend.checkpointer.aget_tuple(t1) is None

@@ -97,6 +97,14 @@ def _shallow(entry: JournalEntry) -> dict[str, Any]:
     return {name: getattr(entry, name) for name in _FIELDS}
 
 
+CALL, RESULT = "call", "result"
+
+
+def _link_key(tool_call_id: str, side: str) -> str:
+    """Where the tool-call index keeps the seq of a call, or of its result."""
+    return f"{side}:{tool_call_id}"
+
+
 def append_plan(
     thread_id: str, messages: Sequence[BaseMessage], start_seq: int, now: datetime
 ) -> Plan[int]:
@@ -106,24 +114,16 @@ def append_plan(
     base = thread_namespace(thread_id)
     created_at = now.astimezone(UTC).isoformat()
     entries = [_entry(message, start_seq + n, created_at) for n, message in enumerate(messages)]
-    links: dict[str, dict[str, int]] = {}
+    links = (*base, TOOL_CALLS)
+    ops: list[Op] = []
     for entry in entries:
+        ops.append(PutOp((*base, JOURNAL), entry_key(entry.seq), _shallow(entry), index=False))
         for call in entry.tool_calls:
             if call["id"]:
-                links.setdefault(call["id"], {})["call_seq"] = entry.seq
+                ops.append(PutOp(links, _link_key(call["id"], CALL), {"seq": entry.seq}, False))
         if entry.tool_call_id:
-            links.setdefault(entry.tool_call_id, {})["result_seq"] = entry.seq
-    earlier = [call_id for call_id, link in links.items() if "call_seq" not in link]
-    if earlier:
-        found = yield [GetOp((*base, TOOL_CALLS), call_id) for call_id in earlier]
-        for call_id, item in zip(earlier, found, strict=True):
-            if item is not None:
-                links[call_id] = {**item.value, **links[call_id]}
-    ops: list[Op] = [
-        PutOp((*base, JOURNAL), entry_key(entry.seq), _shallow(entry), index=False)
-        for entry in entries
-    ]
-    ops += [PutOp((*base, TOOL_CALLS), key, link, index=False) for key, link in links.items()]
+            key = _link_key(entry.tool_call_id, RESULT)
+            ops.append(PutOp(links, key, {"seq": entry.seq}, index=False))
     if ops:
         yield ops
     return start_seq + len(entries)
@@ -144,14 +144,15 @@ def tool_call_plan(
 ) -> Plan[tuple[JournalEntry | None, JournalEntry | None]]:
     """The entry that made a tool call and the entry holding its result."""
     base = thread_namespace(thread_id)
-    (link,) = yield [GetOp((*base, TOOL_CALLS), tool_call_id)]
-    if link is None:
+    sides = (CALL, RESULT)
+    links = yield [GetOp((*base, TOOL_CALLS), _link_key(tool_call_id, side)) for side in sides]
+    seqs = {side: link.value["seq"] for side, link in zip(sides, links, strict=True) if link}
+    if not seqs:
         return None, None
-    seqs = {side: link.value[side] for side in ("call_seq", "result_seq") if side in link.value}
     items = yield [GetOp((*base, JOURNAL), entry_key(seq)) for seq in seqs.values()]
     pairs = zip(seqs, items, strict=True)
     found = {side: _from_item(item) for side, item in pairs if item is not None}
-    return found.get("call_seq"), found.get("result_seq")
+    return found.get(CALL), found.get(RESULT)
 
 
 def _all_entries_plan(thread_id: str) -> Plan[list[JournalEntry]]:
