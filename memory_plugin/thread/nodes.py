@@ -154,6 +154,7 @@ class ContextManager:
         self.clock = clock
         self._settings: dict[int, LayeredSettings] = {}
         self._last_settings: tuple[State, MemorySettings] | None = None
+        self._prefix: tuple[tuple[Any, ...], list[BaseMessage]] | None = None
         self.load_memory = _node(self._load_memory)
         self.journal = _node(self._journal)
         self.mask_tool_outputs = _node(self._mask)
@@ -431,14 +432,24 @@ class ContextManager:
         running summary, then the thread's messages. Assembled now, never stored. Under the
         recent-window policy the rolling summary is an extra system message instead."""
         info = state.get("memory_context") or {}
-        frozen = from_dicts(info.get("frozen_blocks", []))
-        blocks = frozen + from_dicts(state.get("memory_blocks") or [])
-        summary = str(info.get("summary", ""))
-        if info.get("policy") != RECENT_WINDOW:
-            return assemble(self.system_prompt, blocks, summary, state["messages"])
-        prefix = assemble(self.system_prompt, blocks, "", [])
-        extra = [SystemMessage(f"<{SUMMARY_TAG}>\n{summary}\n</{SUMMARY_TAG}>")] if summary else []
-        return [*prefix, *extra, *state["messages"]]
+        key = (
+            info.get("frozen_blocks", []),
+            state.get("memory_blocks") or [],
+            str(info.get("summary", "")),
+            info.get("policy"),
+        )
+        cached = self._prefix
+        if cached is None or cached[0] != key:
+            frozen, per_turn, summary, policy = key
+            blocks = from_dicts(frozen) + from_dicts(per_turn)
+            if policy != RECENT_WINDOW:
+                prefix = assemble(self.system_prompt, blocks, summary, [])
+            else:
+                extra = f"<{SUMMARY_TAG}>\n{summary}\n</{SUMMARY_TAG}>"
+                prefix = assemble(self.system_prompt, blocks, "", [])
+                prefix += [SystemMessage(extra)] if summary else []
+            cached = self._prefix = (key, prefix)
+        return [*cached[1], *state["messages"]]
 
 
 def route_start(state: State) -> str:
