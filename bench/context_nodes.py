@@ -573,7 +573,7 @@ MAIN_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
         (MEMORY, "get_tuple"),
         (MEMORY, "get_delta_channel_history"),
     ),
-    "our nodes (the six node functions)": (("bench/context_nodes.py", "node"),),
+    "our nodes (start_turn, prepare_context, finish_turn)": (("bench/context_nodes.py", "node"),),
     "model node (model_input + fake model invoke)": (("bench/context_nodes.py", "respond"),),
     "tools node (ToolNode + fetch)": (("langgraph/prebuilt/tool_node.py", "_func"),),
 }
