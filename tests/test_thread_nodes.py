@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from memory_plugin import Backend, LayeredSettings
 from memory_plugin.plans import run
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.thread import nodes
 from memory_plugin.thread.journal import tail_plan
 from memory_plugin.thread.masking import is_masked
 from memory_plugin.thread.pairs import unpaired
@@ -199,9 +200,7 @@ def test_flush_off_or_failing_never_blocks_compaction(
 
 
 def summarize_now(graph: Any, thread: str = "t1") -> dict[str, Any]:
-    config = {"configurable": {"thread_id": thread}}
-    out = graph.invoke({"memory_command": "summarize_now"}, config, context=ANN)
-    return out["memory_context"]["last_compaction"]  # type: ignore[no-any-return]
+    return nodes.summarize_now(graph, {"configurable": {"thread_id": thread}}, context=ANN)
 
 
 def test_summarize_now(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -266,3 +265,46 @@ def test_turn_nodes_do_the_same_work(backend: Backend) -> None:
     assert "<memory_document" in str(model.inputs[-1][0].content)
     view = run(backend.store, tail_plan("t1", 10_000, 10_000))
     assert len(view) == 12 * 4
+
+
+def test_excluded_tools_are_never_masked(backend: Backend) -> None:
+    model = chat(turns(9), window=12_000)
+    graph, _ = build_graph(
+        backend,
+        model,
+        summary_model=CompactionModel(),
+        platform={"masking_excluded_tools": ["fetch"]},
+    )
+    for n in range(9):
+        ask(graph, f"read page {n}")
+    assert not any(is_masked(m) for m in tool_messages(state_of(graph)))
+
+
+def test_frozen_blocks_are_a_snapshot_per_thread(backend: Backend) -> None:
+    memory = ScopedMemory(backend.store)
+    memory.write_document(ANN, "# Ann\n- version one")
+    model = chat(turns(2), window=200_000)
+    graph, manager = build_graph(backend, model, summary_model=CompactionModel())
+    manager.frozen_sources = [memory]
+    ask(graph, "first")
+    memory.write_document(ANN, "# Ann\n- version two")
+    ask(graph, "second")
+    first, *_, last = [str(inputs[0].content) for inputs in model.inputs]
+    assert last.count("version one") == 1 and last.index("version one") < last.index("version two")
+    assert "version two" not in first
+
+
+async def test_turn_nodes_and_summarize_now_under_ainvoke(
+    abackend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_COMPACTION_MANUAL", "on")
+    model = chat(turns(4), window=8_000)
+    graph, _ = build_turn_graph(abackend, model, summary_model=CompactionModel())
+    config = {"configurable": {"thread_id": "a2"}}
+    for n in range(4):
+        await graph.ainvoke({"messages": [HumanMessage(f"read page {n}")]}, config, context=ANN)
+    report = await nodes.asummarize_now(graph, config, context=ANN)
+    assert report["status"] == "compacted"
+    state = (await graph.aget_state(config)).values
+    assert state["memory_context"]["dividers"][-1]["kind"] == "manual"
+    assert unpaired(state["messages"]) == []

@@ -455,3 +455,18 @@ class ContextManager:
 def route_start(state: State) -> str:
     """Entry router: a `memory_command` of "summarize_now" goes to the summarize_now node."""
     return SUMMARIZE_NOW if state.get("memory_command") == SUMMARIZE_NOW else "load_memory"
+
+
+def summarize_now(graph: Any, config: RunnableConfig, *, context: Any = None) -> dict[str, Any]:
+    """Compact a thread on request (the graph routes `route_start`); returns
+    {"status", "message", "kind"}: compacted, nothing_to_compact, or failed."""
+    out = graph.invoke({"memory_command": SUMMARIZE_NOW}, config, context=context)
+    return dict(out["memory_context"]["last_compaction"])
+
+
+async def asummarize_now(
+    graph: Any, config: RunnableConfig, *, context: Any = None
+) -> dict[str, Any]:
+    """Async twin of summarize_now."""
+    out = await graph.ainvoke({"memory_command": SUMMARIZE_NOW}, config, context=context)
+    return dict(out["memory_context"]["last_compaction"])
