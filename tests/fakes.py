@@ -70,3 +70,57 @@ class CompactionModel(BaseChatModel):
         count = sum(p.startswith("summary") for p in self.prompts)
         text = self.note if kind == "flush" else f"Summary {count}: the user and assistant talked."
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+
+class ProfileModel(BaseChatModel):
+    """Answers profile consolidation prompts like a model would for one labelled case: NOOP,
+    or the profile it was shown with one bullet added, replaced or removed. `plan` maps a
+    substring of the user's message to a case (dict with op, section, bullet, replaces)."""
+
+    plan: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    reply_override: str | None = None
+    gate: Any = None
+    calls: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "profile-fake"
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        prompt = str(messages[-1].content)
+        self.calls.append(prompt)
+        if self.gate is not None:
+            self.gate.wait(timeout=30)
+        text = self.reply_override if self.reply_override is not None else self._answer(prompt)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+    def _answer(self, prompt: str) -> str:
+        from datetime import UTC, datetime
+
+        from memory_plugin.profile.budget import body
+        from memory_plugin.profile.document import Profile, repair
+
+        user = re.search(r"<user>\n(.*?)\n</user>", prompt, re.S)
+        case = next((c for key, c in self.plan.items() if user and key in user.group(1)), None)
+        if case is None or case["op"] == "NOOP":
+            return "NOOP"
+        shown = re.search(r"<profile>\n(.*?)\n</profile>", prompt, re.S)
+        now = re.search(r"Current time: (\S+ \S+) UTC", prompt)
+        base = repair(
+            shown.group(1) if shown else "", Profile("x").with_sections({}), datetime.now(UTC)
+        )
+        assert base is not None
+        section = case["section"]
+        bullets = list(base.bullets(section))
+        bullet = case.get("bullet") or ""
+        if section == "Recent Topics" and bullet and now:
+            bullet = f"{now.group(1)} UTC: {bullet}"
+        if case["op"] == "ADD":
+            bullets.append(bullet)
+        else:
+            index = next(i for i, b in enumerate(bullets) if case["replaces"] in b)
+            if case["op"] == "UPDATE":
+                bullets[index] = bullet
+            else:
+                del bullets[index]
+        return body(base.with_sections({**base.sections, section: tuple(bullets)}))

@@ -66,7 +66,7 @@ class LayeredSettings:
         self._memo = (records, effective)
         return effective
 
-    def _update_plan(
+    def update_plan(
         self,
         layer: Layer,
         ctx: MemoryContext,
@@ -75,6 +75,7 @@ class LayeredSettings:
         lock: Iterable[str],
         unlock: Iterable[str],
     ) -> Plan[dict[str, Any]]:
+        """The plan behind update and aupdate, for composing into other plans."""
         ns = require_layer_namespace(layer, ctx)
         platform_ns = layer_namespace("platform", ctx)
         assert platform_ns is not None
@@ -114,7 +115,7 @@ class LayeredSettings:
 
         Everything is checked before anything is written; the new layer record is returned.
         """
-        plan = self._update_plan(layer, ctx, set or {}, clear, lock, unlock)
+        plan = self.update_plan(layer, ctx, set or {}, clear, lock, unlock)
         return run(self.store, plan)
 
     async def aupdate(
@@ -128,5 +129,5 @@ class LayeredSettings:
         unlock: Iterable[str] = (),
     ) -> dict[str, Any]:
         """Async twin of update."""
-        plan = self._update_plan(layer, ctx, set or {}, clear, lock, unlock)
+        plan = self.update_plan(layer, ctx, set or {}, clear, lock, unlock)
         return await arun(self.store, plan)

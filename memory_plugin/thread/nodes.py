@@ -28,7 +28,6 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 
@@ -40,8 +39,9 @@ from memory_plugin.blocks import (
     from_dicts,
     to_dicts,
 )
-from memory_plugin.context import MemoryContext, current_context
+from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
+from memory_plugin.graphnode import State, plan_node
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import thread_scope
 from memory_plugin.settings import LayeredSettings, MemorySettings
@@ -55,7 +55,6 @@ from memory_plugin.thread.window import rolling_plan, summary_plan, window_cap, 
 from memory_plugin.tokens import TokenCounter, context_window, counter_for, reports_window
 
 logger = logging.getLogger(__name__)
-State = dict[str, Any]
 SUMMARIZE_NOW = "summarize_now"
 RECENT_WINDOW = "recent_window"
 _background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-plugin-rolling")
@@ -67,27 +66,6 @@ def _thread_id(config: RunnableConfig) -> str:
     if not thread_id:
         raise ScopeError("thread memory needs a thread_id in config['configurable']")
     return str(thread_id)
-
-
-def _context() -> MemoryContext:
-    try:
-        return current_context()
-    except RuntimeError:
-        return MemoryContext()
-
-
-def _node(fn: Callable[..., Plan[State]]) -> RunnableCallable:
-    """A graph node driving a plan against the graph's store, sync or async. LangGraph's own
-    callable wrapper, untraced: the node run is already traced, and a traced RunnableLambda
-    would cost more than the node's work."""
-
-    def sync(state: State, config: RunnableConfig) -> State:
-        return run(get_store(), fn(state, config, _context()))
-
-    async def asynchronous(state: State, config: RunnableConfig) -> State:
-        return await arun(get_store(), fn(state, config, _context()))
-
-    return RunnableCallable(sync, asynchronous, name=fn.__name__.lstrip("_"), trace=False)
 
 
 @dataclass
@@ -155,15 +133,15 @@ class ContextManager:
         self._settings: dict[int, LayeredSettings] = {}
         self._last_settings: tuple[State, MemorySettings] | None = None
         self._prefix: tuple[tuple[Any, ...], list[BaseMessage]] | None = None
-        self.load_memory = _node(self._load_memory)
-        self.journal = _node(self._journal)
-        self.mask_tool_outputs = _node(self._mask)
-        self.summarize = _node(self._summarize)
-        self.prepare_context = _node(self._prepare_context)
-        self.start_turn = _node(self._start_turn)
-        self.finish_turn = _node(self._finish_turn)
-        self.summarize_now = _node(self._summarize_now)
-        self.rolling_summary = _node(self._rolling_summary)
+        self.load_memory = plan_node(self._load_memory)
+        self.journal = plan_node(self._journal)
+        self.mask_tool_outputs = plan_node(self._mask)
+        self.summarize = plan_node(self._summarize)
+        self.prepare_context = plan_node(self._prepare_context)
+        self.start_turn = plan_node(self._start_turn)
+        self.finish_turn = plan_node(self._finish_turn)
+        self.summarize_now = plan_node(self._summarize_now)
+        self.rolling_summary = plan_node(self._rolling_summary)
         self._pending: dict[str, Future[Any] | asyncio.Task[Any]] = {}
         self._pending_lock = threading.Lock()
 

@@ -1,0 +1,39 @@
+"""Turning a plan into a LangGraph node that works under invoke and ainvoke."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph._internal._runnable import RunnableCallable
+from langgraph.config import get_store
+
+from memory_plugin.context import MemoryContext, current_context
+from memory_plugin.plans import Plan, arun, run
+
+State = dict[str, Any]
+NodePlan = Callable[[State, RunnableConfig, MemoryContext], Plan[State]]
+
+
+def run_context() -> MemoryContext:
+    """The run's MemoryContext, or an empty one outside a LangGraph run."""
+    try:
+        return current_context()
+    except RuntimeError:
+        return MemoryContext()
+
+
+def plan_node(fn: NodePlan, name: str | None = None) -> RunnableCallable:
+    """A graph node driving a plan against the graph's store, sync or async. LangGraph's own
+    callable wrapper, untraced: the node run is already traced, and a traced RunnableLambda
+    would cost more than the node's work."""
+
+    def sync(state: State, config: RunnableConfig) -> State:
+        return run(get_store(), fn(state, config, run_context()))
+
+    async def asynchronous(state: State, config: RunnableConfig) -> State:
+        return await arun(get_store(), fn(state, config, run_context()))
+
+    label = name or getattr(fn, "__name__", "memory_node").lstrip("_")
+    return RunnableCallable(sync, asynchronous, name=label, trace=False)

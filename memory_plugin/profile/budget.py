@@ -1,0 +1,71 @@
+"""Keeping the profile within its token budget: condense with the model, and as a last resort
+drop bullets (Recent Topics first, then the last bullets of the other sections) behind the
+truncation marker, so the frontmatter and the sections stay valid."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import datetime
+
+from langchain_core.language_models import BaseChatModel
+
+from memory_plugin.plans import ModelCall, Plan
+from memory_plugin.profile.document import RECENT, SECTIONS, Profile, render, repair
+from memory_plugin.profile.prompts import condense_messages
+from memory_plugin.scoped.prompts import reply_text
+from memory_plugin.tokens import TokenCounter
+
+logger = logging.getLogger(__name__)
+_DROP_ORDER = (RECENT, *[s for s in reversed(SECTIONS) if s != RECENT])
+
+
+def body(profile: Profile) -> str:
+    """The profile without its frontmatter, as the model sees it."""
+    text = render(profile)
+    return text[text.index("# User Memory") :].strip()
+
+
+def size(profile: Profile, counter: TokenCounter) -> int:
+    """The profile's size in tokens."""
+    return counter.count_text(render(profile))
+
+
+def truncate(profile: Profile, budget: int, counter: TokenCounter) -> Profile:
+    """Drop bullets until the profile fits, marking it truncated; unchanged if it fits."""
+    if size(profile, counter) <= budget:
+        return profile
+    sections = {s: list(profile.bullets(s)) for s in SECTIONS}
+    candidate = profile
+    for section in _DROP_ORDER:
+        while sections[section]:
+            sections[section].pop(0 if section == RECENT else -1)
+            frozen = {s: tuple(b) for s, b in sections.items()}
+            candidate = replace(profile, truncated=True).with_sections(frozen)
+            if size(candidate, counter) <= budget:
+                return candidate
+    return candidate
+
+
+def fit_plan(
+    profile: Profile,
+    budget: int,
+    target_ratio: float,
+    model: BaseChatModel,
+    counter: TokenCounter,
+    now: datetime,
+) -> Plan[Profile]:
+    """The profile within budget: condensed by the model when over it, truncated if that
+    fails or is still too long."""
+    if size(profile, counter) <= budget:
+        return profile
+    target = int(budget * target_ratio)
+    try:
+        reply = yield ModelCall(model, condense_messages(body(profile), target))
+        condensed = repair(reply_text(reply), profile, now)
+    except Exception:
+        logger.warning("profile condensation failed; truncating instead", exc_info=True)
+        condensed = None
+    if condensed is not None and size(condensed, counter) <= budget:
+        return condensed
+    return truncate(condensed or profile, budget, counter)

@@ -1,0 +1,264 @@
+"""ProfileMemory: load and inject the user profile, consolidate it after each turn, opt out.
+
+The profile is a property of the user: one per user, shared by all their threads and every
+space where it is enabled; only that user's runs read or write it, and it is never indexed
+for search. The model cannot edit it while answering: there is no tool for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_store
+from langgraph.store.base import BaseStore, GetOp, PutOp
+
+from memory_plugin.blocks import PromptBlock
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import ScopeError
+from memory_plugin.graphnode import State, plan_node
+from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
+from memory_plugin.profile.budget import body, fit_plan, truncate
+from memory_plugin.profile.changes import Op, changes
+from memory_plugin.profile.document import (
+    SCHEMA_VERSION,
+    Profile,
+    ProfileFormatError,
+    parse,
+    render,
+    repair,
+)
+from memory_plugin.profile.prompts import NOOP, consolidation_messages
+from memory_plugin.scope import profile_scope
+from memory_plugin.scoped.prompts import reply_text
+from memory_plugin.settings import LayeredSettings, MemorySettings
+from memory_plugin.tokens import TokenCounter, counter_for
+
+logger = logging.getLogger(__name__)
+KEY = "memory.md"
+BLOCK = "user_profile"
+MAX_ATTEMPTS = 3
+INSTRUCTION = (
+    "## What I know about you\n"
+    "Durable context about the user from earlier conversations. Treat it as background: adapt "
+    "your tone, examples and depth to it, and let what the user says now take precedence."
+)
+Status = Literal["updated", "noop", "discarded", "disabled", "conflict"]
+
+
+@dataclass(frozen=True)
+class Consolidation:
+    """What one post-turn consolidation did."""
+
+    status: Status
+    profile: Profile | None = None
+    operations: tuple[tuple[Op, str | None], ...] = ()
+
+
+def enablement(settings: MemorySettings) -> tuple[bool, str]:
+    """Whether profile memory is active for a turn with these settings, and why not."""
+    if not settings.profile:
+        return False, "the operator feature flag is off"
+    if not settings.profile_space:
+        return False, "context memory is disabled for this space"
+    if settings.web_search and not settings.profile_with_web_search:
+        return False, "context memory is unavailable while web search is enabled"
+    if not settings.profile_user:
+        return False, "the user turned context memory off"
+    return True, "enabled"
+
+
+def latest_exchange(messages: list[BaseMessage]) -> tuple[str, str] | None:
+    """The last user message and the final assistant answer after it."""
+    answer = None
+    for message in reversed(messages):
+        if answer is None and isinstance(message, AIMessage) and not message.tool_calls:
+            answer = message.text
+        elif answer is not None and isinstance(message, HumanMessage):
+            return message.text, answer
+    return None
+
+
+def _stored(item: Any, user_id: str) -> tuple[Profile | None, int | None]:
+    if item is None:
+        return None, None
+    try:
+        return parse(item.value["text"]), item.value["version"]
+    except ProfileFormatError:
+        logger.warning("stored profile of %s is malformed; rebuilding it", user_id)
+        return None, item.value["version"]
+
+
+class ProfileMemory:
+    """The user profile as a prompt block source, a post-turn consolidation and an opt-out.
+
+    `model` consolidates by default (the graph's model); the `profile_model` setting names a
+    separate one. `store` defaults to the running graph's store.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore | None = None,
+        *,
+        model: BaseChatModel | None = None,
+        counter: TokenCounter | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        model_loader: Callable[[str], BaseChatModel] | None = None,
+    ) -> None:
+        self._store = store
+        self.model = model
+        self.counter = counter or counter_for(model)
+        self.clock = clock
+        self._loader = model_loader
+        self._settings: dict[int, LayeredSettings] = {}
+        self.consolidate_profile = plan_node(self._consolidate_node, "consolidate_profile")
+
+    @property
+    def store(self) -> BaseStore:
+        """The store given, else the running graph's."""
+        return self._store if self._store is not None else get_store()
+
+    def _settings_plan(self, ctx: MemoryContext) -> Plan[MemorySettings]:
+        store = self.store
+        layered = self._settings.get(id(store))
+        if layered is None or layered.store is not store:
+            layered = self._settings[id(store)] = LayeredSettings(store)
+        effective = yield from layered.effective_plan(ctx)
+        return effective.values
+
+    def _model_for(self, settings: MemorySettings) -> BaseChatModel:
+        if settings.profile_model:
+            from memory_plugin.models import resolve_model
+
+            return (self._loader or resolve_model)(settings.profile_model)
+        if self.model is None:
+            raise ScopeError("profile consolidation needs a model: pass model=...")
+        return self.model
+
+    def _read_plan(self, ctx: MemoryContext) -> Plan[tuple[Profile | None, int | None]]:
+        assert ctx.user_id is not None
+        (item,) = yield [GetOp(profile_scope(ctx).namespace, KEY)]
+        return _stored(item, ctx.user_id)
+
+    def blocks_plan(
+        self, ctx: MemoryContext, settings: MemorySettings | None = None
+    ) -> Plan[list[PromptBlock]]:
+        """The "What I know about you" block, or nothing (memory off, no user, no profile)."""
+        if settings is None:
+            settings = yield from self._settings_plan(ctx)
+        if not enablement(settings)[0] or not ctx.user_id:
+            return []
+        profile, _ = yield from self._read_plan(ctx)
+        if profile is None:
+            return []
+        fitted = truncate(profile, settings.profile_max_tokens, self.counter)
+        text = f"{INSTRUCTION}\n\n<user_memory>\n{render(fitted).strip()}\n</user_memory>"
+        return [PromptBlock(BLOCK, "per_turn", text)]
+
+    def prompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
+        """The profile block to inject this turn."""
+        return run(self.store, self.blocks_plan(ctx))
+
+    async def aprompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
+        """Async twin of prompt_blocks."""
+        return await arun(self.store, self.blocks_plan(ctx))
+
+    def read(self, ctx: MemoryContext) -> Profile | None:
+        """The caller's profile, None if there is none."""
+        return run(self.store, self._read_plan(ctx))[0]
+
+    async def aread(self, ctx: MemoryContext) -> Profile | None:
+        """Async twin of read."""
+        return (await arun(self.store, self._read_plan(ctx)))[0]
+
+    def consolidate_plan(
+        self, ctx: MemoryContext, user: str, assistant: str, settings: MemorySettings | None = None
+    ) -> Plan[Consolidation]:
+        """Ask the model for NOOP or a rewritten profile after one exchange, and save a
+        changed profile with compare-and-swap (a concurrent update reruns on the newer one)."""
+        if settings is None:
+            settings = yield from self._settings_plan(ctx)
+        if not enablement(settings)[0] or not ctx.user_id:
+            return Consolidation("disabled")
+        model = self._model_for(settings)
+        namespace = profile_scope(ctx).namespace
+        for _ in range(MAX_ATTEMPTS):
+            stored, version = yield from self._read_plan(ctx)
+            base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
+            now = self.clock()
+            stamp = now.strftime("%Y-%m-%d %H:%M UTC")
+            reply = yield ModelCall(
+                model, consolidation_messages(body(base), user, assistant, stamp)
+            )
+            text = reply_text(reply)
+            if text.strip().strip("`\"'. ").upper() == NOOP:
+                return Consolidation("noop", stored)
+            proposed = repair(text, base, now)
+            if proposed is None:
+                logger.warning("profile update discarded: the model's answer is not a profile")
+                return Consolidation("discarded", stored)
+            if proposed.same_content(base):
+                return Consolidation("noop", stored)
+            budget, ratio = settings.profile_max_tokens, settings.profile_condense_ratio
+            fitted = yield from fit_plan(proposed, budget, ratio, model, self.counter, now)
+            new = replace(
+                fitted,
+                user_id=base.user_id,
+                schema_version=base.schema_version,
+                last_updated=now.isoformat(timespec="seconds"),
+                turn_count=base.turn_count + 1,
+            )
+            saved = yield PutIfVersion(namespace, KEY, {"text": render(new)}, version)
+            if saved is not None:
+                return Consolidation("updated", new, tuple(changes(stored, new)))
+            logger.info("profile of %s changed meanwhile; consolidating again", ctx.user_id)
+        return Consolidation("conflict", None)
+
+    def consolidate(self, ctx: MemoryContext, user: str, assistant: str) -> Consolidation:
+        """Consolidate one exchange into the caller's profile."""
+        return run(self.store, self.consolidate_plan(ctx, user, assistant))
+
+    async def aconsolidate(self, ctx: MemoryContext, user: str, assistant: str) -> Consolidation:
+        """Async twin of consolidate."""
+        return await arun(self.store, self.consolidate_plan(ctx, user, assistant))
+
+    def _consolidate_node(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
+        """Post-turn node: consolidate the latest exchange; never touches the messages, and a
+        failure only logs (the answer is already out)."""
+        exchange = latest_exchange(state["messages"])
+        if exchange is None:
+            return {}
+        values = (state.get("memory_context") or {}).get("settings")
+        settings = MemorySettings.model_construct(**values) if values else None
+        try:
+            result = yield from self.consolidate_plan(ctx, *exchange, settings)
+        except Exception:
+            logger.warning("profile consolidation failed; the profile is unchanged", exc_info=True)
+            return {}
+        logger.debug("profile consolidation for %s: %s", ctx.user_id, result.status)
+        return {}
+
+    def _opt_out_plan(self, ctx: MemoryContext) -> Plan[str]:
+        if not ctx.user_id:
+            raise ScopeError("opting out needs the user's user_id in the context")
+        store = self.store
+        layered = self._settings.get(id(store)) or LayeredSettings(store)
+        yield from layered.update_plan("user", ctx, {"profile_user": False}, (), (), ())
+        yield [PutOp(profile_scope(ctx).namespace, KEY, None)]
+        return "Context memory is off, and your saved profile has been permanently deleted."
+
+    def opt_out(self, ctx: MemoryContext) -> str:
+        """Turn context memory off for the user and permanently delete their profile."""
+        return run(self.store, self._opt_out_plan(ctx))
+
+    async def aopt_out(self, ctx: MemoryContext) -> str:
+        """Async twin of opt_out."""
+        return await arun(self.store, self._opt_out_plan(ctx))
