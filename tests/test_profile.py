@@ -449,3 +449,27 @@ def test_only_the_owner_sees_their_profile() -> None:
     assert ProfileMemory(store).prompt_blocks(ANN)
     assert ProfileMemory(store).prompt_blocks(BOB) == []
     assert ProfileMemory(store).prompt_blocks(MemoryContext()) == []
+
+
+def test_the_profile_is_never_indexed_for_search(backend_url: str) -> None:
+    from memory_plugin import connect
+    from tests.embeddings import INDEX
+
+    with connect(backend_url, index=INDEX) as backend:
+        memory = memory_for(backend.store, ProfileModel(plan=LISBON))
+        assert memory.consolidate(ANN, "I moved to Lisbon", "Nice.").status == "updated"
+        hits = backend.store.search(profile_scope(ANN).namespace, query="Lisbon", limit=5)
+        assert all(hit.score is None for hit in hits)
+
+
+def test_another_users_thread_never_reads_or_writes_the_profile(backend: Backend) -> None:
+    seed(backend.store, ANN, base_for("ann"))
+    intruder = MemoryContext(user_id="ann", thread_owner_id="bob")
+    memory = memory_for(backend.store, ProfileModel(plan=LISBON))
+    from memory_plugin import ScopeError
+
+    with pytest.raises(ScopeError):
+        memory.prompt_blocks(intruder)
+    with pytest.raises(ScopeError):
+        memory.consolidate(intruder, "I moved to Lisbon", "Nice.")
+    assert memory.read(ANN) == base_for("ann")
