@@ -22,6 +22,7 @@ from langgraph.store.base import BaseStore, GetOp, PutOp
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
+from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
 from memory_plugin.profile.budget import body, fit_plan, truncate
@@ -158,6 +159,13 @@ class ProfileMemory:
         if profile is None:
             return []
         fitted = truncate(profile, settings.profile_max_tokens, self.counter)
+        emit(
+            "profile",
+            "loaded",
+            "profile",
+            turn_count=profile.turn_count,
+            truncated=fitted.truncated,
+        )
         text = f"{INSTRUCTION}\n\n<user_memory>\n{render(fitted).strip()}\n</user_memory>"
         return [PromptBlock(BLOCK, "per_turn", text)]
 
@@ -243,7 +251,8 @@ class ProfileMemory:
         except Exception:
             logger.warning("profile consolidation failed; the profile is unchanged", exc_info=True)
             return {}
-        logger.debug("profile consolidation for %s: %s", ctx.user_id, result.status)
+        operations = [{"op": op, "section": section} for op, section in result.operations]
+        emit("profile", result.status, "profile", operations=operations)
         return {}
 
     def _opt_out_plan(self, ctx: MemoryContext) -> Plan[str]:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.config import get_store
 from langgraph.store.base import BaseStore, PutOp
 
 from memory_plugin.blocks import PromptBlock
@@ -50,19 +51,38 @@ class ScopedMemory:
 
     def __init__(
         self,
-        store: BaseStore,
+        store: BaseStore | None = None,
         *,
         settings: LayeredSettings | None = None,
+        defaults: MemorySettings | None = None,
         model: BaseChatModel | None = None,
         membership: Membership = trust_run_context,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
-        self.store = store
-        self.settings = settings or LayeredSettings(store)
+        self._store = store
+        self._settings = settings
+        self.defaults = defaults
         self.model = model
         self.membership = membership
         self.clock = clock
-        self.semantic = getattr(store, "index_config", True) is not None
+
+    @property
+    def store(self) -> BaseStore:
+        """The store given, else the running graph's (as under LangGraph Server)."""
+        return self._store if self._store is not None else get_store()
+
+    @property
+    def settings(self) -> LayeredSettings:
+        """The layered settings over this store."""
+        store = self.store
+        if self._settings is None or self._settings.store is not store:
+            self._settings = LayeredSettings(store, defaults=self.defaults)
+        return self._settings
+
+    @property
+    def semantic(self) -> bool:
+        """Whether notes get a copy in the store's vector index."""
+        return getattr(self.store, "index_config", True) is not None
 
     def _remember(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
         effective = yield from self.settings.effective_plan(ctx)
@@ -182,6 +202,8 @@ class ScopedMemory:
         if settings is None:
             effective = yield from self.settings.effective_plan(ctx)
             settings = effective.values
+        if not settings.scoped_memory:
+            return []
         scope = readable_thread_scope(ctx)
         if scope is None:
             return []

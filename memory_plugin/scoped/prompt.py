@@ -6,6 +6,7 @@ import logging
 from datetime import datetime
 
 from memory_plugin.blocks import PromptBlock
+from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.documents import Document, read_plan, size_warning
@@ -67,4 +68,6 @@ def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[l
         return blocks
     text = notes_block(notes, settings.recent_notes_max_chars)
     blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text))
+    version = document.version if document else None
+    emit("scoped", "loaded", scope.kind, recent_notes=len(notes), document_version=version)
     return blocks

@@ -16,6 +16,7 @@ from langgraph.prebuilt import ToolRuntime
 
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError, MemoryPluginError
+from memory_plugin.events import emit
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import DocumentWrite
 from memory_plugin.scoped.notes import Note
@@ -47,11 +48,13 @@ def _context(runtime: ToolRuntime[Any, Any]) -> MemoryContext:
 
 
 def _noted(note: Note) -> str:
+    emit("scoped", "note_stored", None, day=note.day, position=note.position)
     return f"Noted for {note.day} (note #{note.position})."
 
 
 def _saved(write: DocumentWrite) -> str:
     doc = write.document
+    emit("scoped", "document_saved", None, version=doc.version, compressed=write.compressed)
     text = f"Saved the memory document (version {doc.version}, {len(doc.text):,} characters)."
     if write.compressed:
         text += " It was over the hard limit, so it was compressed before saving."
@@ -61,6 +64,7 @@ def _saved(write: DocumentWrite) -> str:
 
 
 def _hits(query: str, hits: list[Hit]) -> str:
+    emit("scoped", "recalled", None, hits=len(hits))
     if not hits:
         return f"No memory notes match {query!r}."
     return "\n".join(hit.note.render() for hit in hits)

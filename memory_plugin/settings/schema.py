@@ -26,6 +26,12 @@ class MemorySettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
+    # Memory kinds (the prebuilt graph wires and binds the tools of the kinds that are on)
+    scoped_memory: bool = _f(True, "curated documents and dated notes")
+    context_management: bool = _f(
+        True, "masking, compaction and the journal in the prebuilt graph", layers=PLATFORM_ONLY
+    )
+
     # Scoped documents and notes (scoped-memory-documents-and-notes.md)
     document_soft_limit_chars: int = _f(
         18_000, "warn before a document gets expensive to inject", ge=1_000, le=100_000

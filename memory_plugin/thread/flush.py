@@ -10,6 +10,7 @@ from datetime import datetime
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from memory_plugin.events import emit
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.notes import Note, append_plan
@@ -47,7 +48,9 @@ def flush_plan(
             timeout=settings.flush_timeout_seconds,
         )
         text = trim_at_word(reply_text(reply).lstrip("-*• "), settings.flush_max_chars)
-        return (yield from append_plan(scope, text, settings.note_max_chars, now, semantic))
+        note = yield from append_plan(scope, text, settings.note_max_chars, now, semantic)
+        emit("scoped", "flushed", scope.kind, note=note.body)
+        return note
     except Exception:
         logger.warning("pre-compaction flush failed; compaction goes on", exc_info=True)
         return None

@@ -41,6 +41,7 @@ from memory_plugin.blocks import (
 )
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
+from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import thread_scope
@@ -183,6 +184,7 @@ class ContextManager:
         info = state.get("memory_context") or {}
         settings = yield from self._resolve_plan(get_store(), ctx)
         blocks = yield from self._blocks_plan(self.sources, ctx, settings)
+        emit("context", "loaded", None, blocks=[block.name for block in blocks])
         context: State = {"policy": settings.thread_policy, "settings": settings.model_dump()}
         if settings.thread_policy == RECENT_WINDOW:
             rolling = yield from summary_plan(_thread_id(config))
@@ -214,6 +216,7 @@ class ContextManager:
             seq = int(info.get("journal_seq", 0))
             next_seq = yield from journal.append_plan(turn.thread_id, new, seq, self.clock())
             turn.record({"journal_seq": next_seq, "journal_last_id": new[-1].id})
+            emit("journal", "journaled", None, messages=len(new))
         if turn.settings.thread_policy != RECENT_WINDOW:
             return
         cap = window_cap(turn.settings, turn.config.get("configurable") or {})
@@ -242,6 +245,7 @@ class ContextManager:
             return
         yield from self._journal_step(turn)
         turn.apply(result.replacements)
+        emit("context", "masked", None, outputs=len(result.replacements), freed=result.freed_tokens)
         turn.record(
             {
                 "tokens": counts["tokens"] - result.freed_tokens,
@@ -274,6 +278,17 @@ class ContextManager:
         )
         turn.apply(result.updates.get("messages", []))
         turn.record(result.updates.get("memory_context", {}))
+        if result.status != "nothing_to_compact" or kind == "manual":
+            divider = (result.updates.get("memory_context") or {}).get("dividers", [{}])[-1]
+            emit(
+                "context",
+                "compacted" if result.status == "compacted" else result.status,
+                None,
+                trigger=kind,
+                message=result.message,
+                tokens_before=divider.get("tokens_before"),
+                tokens_after=divider.get("tokens_after"),
+            )
         return result
 
     def _flush_hook(

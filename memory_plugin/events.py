@@ -1,0 +1,35 @@
+"""Memory events: what memory did this turn, on LangGraph's custom stream.
+
+Every node and tool that reads or writes memory emits one `MemoryEvent` per action through
+`get_stream_writer()`; stream with `stream_mode="custom"` (or Studio) to see them. Outside a
+run, or without a custom stream, emitting does nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Kind = Literal["scoped", "profile", "context", "journal"]
+
+
+class MemoryEvent(BaseModel):
+    """One thing memory did: `kind` of memory, `action`, the scope, and details."""
+
+    type: Literal["memory_event"] = "memory_event"
+    kind: Kind
+    action: str
+    scope: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+def emit(kind: Kind, action: str, scope: str | None = None, **details: Any) -> None:
+    """Write an event to the run's custom stream (a no-op outside a run)."""
+    from langgraph.config import get_stream_writer
+
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:
+        return
+    writer(MemoryEvent(kind=kind, action=action, scope=scope, details=details).model_dump())
