@@ -11,6 +11,7 @@ from memory_plugin.errors import (
     ScopeError,
     SettingsError,
 )
+from memory_plugin.graph import create_memory_graph
 from memory_plugin.scope import (
     Scope,
     agent_scope,
@@ -43,6 +44,7 @@ __all__ = [
     "connect",
     "context_window",
     "counter_for",
+    "create_memory_graph",
     "current_context",
     "personal_scope",
     "profile_scope",
