@@ -9,6 +9,13 @@ from collections.abc import Sequence
 from memory_plugin.errors import MemoryPluginError
 
 
+def chat_main(argv: Sequence[str]) -> int:
+    """The chatbot, with its own options (--user, --workspace, --shared, --thread, --url)."""
+    from memory_plugin.chat import main
+
+    return main(argv)
+
+
 def _consolidate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -44,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     consolidate.add_argument("--model", help="chat model (default: $MEMORY_MODEL)")
     consolidate.set_defaults(run=_consolidate)
+    chat = commands.add_parser("chat", help="the example chatbot (an offline demo without a model)")
+    chat.add_argument("chat_args", nargs=argparse.REMAINDER)
+    chat.set_defaults(run=lambda args: chat_main(args.chat_args))
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

@@ -1,0 +1,256 @@
+"""The example chatbot: a terminal chat on the embedded default (SQLite under ./.memory).
+
+`memory-plugin chat` (or `python examples/chatbot.py`). The model comes from $MEMORY_MODEL
+(`openai:gpt-4o-mini`, with OPENAI_BASE_URL for any OpenAI-compatible server). With none it
+says so and plays a scripted offline demo through the very same graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+
+from memory_plugin.backends import Backend, connect
+from memory_plugin.context import MemoryContext
+from memory_plugin.demo import DemoModel
+from memory_plugin.graph import create_memory_graph
+from memory_plugin.models import MODEL_ENV, resolve_model
+from memory_plugin.profile.budget import body
+from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.scoped.api import ScopedMemory
+from memory_plugin.settings import LayeredSettings
+from memory_plugin.thread.masking import is_masked
+from memory_plugin.thread.nodes import summarize_now
+
+SYSTEM_PROMPT = "You are a helpful assistant with durable memory. Be concise."
+HELP = (
+    "/memory  what memory put in front of the model this turn\n"
+    "/notes   this scope's notes        /forget N   delete note N\n"
+    "/profile your user profile         /summarize  compact the thread now (when enabled)\n"
+    "/help    this help                 /quit       leave"
+)
+
+
+@tool
+def fetch_page(url: str) -> str:
+    """Fetch a web page (the demo returns a long canned page)."""
+    return f"<page {url}> " + "Release notes, migration guides and changelog entries. " * 60
+
+
+class Chat:
+    """One chat session: a graph on a backend, a user context and a thread."""
+
+    def __init__(
+        self, backend: Backend, model: BaseChatModel, ctx: MemoryContext, thread: str, out: TextIO
+    ) -> None:
+        self.backend, self.ctx, self.out = backend, ctx, out
+        self.graph = create_memory_graph(
+            model,
+            [fetch_page],
+            store=backend.store,
+            checkpointer=backend.checkpointer,
+            system_prompt=SYSTEM_PROMPT,
+        )
+        self.config: RunnableConfig = {"configurable": {"thread_id": thread}}
+        self.notes = ScopedMemory(backend.store)
+
+    def say(self, text: str) -> None:
+        """Print one line."""
+        print(text, file=self.out, flush=True)
+
+    def state(self) -> dict[str, Any]:
+        """The thread's current values."""
+        return dict(self.graph.get_state(self.config).values)
+
+    def send(self, text: str) -> None:
+        """One turn: stream memory events, print the answer."""
+        stream = self.graph.stream(
+            {"messages": [HumanMessage(text)]},
+            self.config,
+            context=self.ctx,
+            stream_mode=["custom", "updates"],
+        )
+        for mode, chunk in cast(Iterator[tuple[str, Any]], stream):
+            if mode == "custom" and chunk["kind"] != "journal":
+                self.say(
+                    f"  · {chunk['kind']} {chunk['action'].replace('_', ' ')}{_details(chunk)}"
+                )
+            elif "agent" in chunk:
+                message = chunk["agent"]["messages"][-1]
+                if not message.tool_calls:
+                    self.say(f"assistant> {message.text}")
+                for call in message.tool_calls:
+                    self.say(f"  ↳ {call['name']}({_short(call['args'])})")
+
+    def show_history(self) -> None:
+        """A resumed thread: its messages, with compaction dividers where they happened."""
+        values = self.state()
+        dividers = {
+            d["before_message_id"]: d for d in values.get("memory_context", {}).get("dividers", [])
+        }
+        for message in values.get("messages", []):
+            if message.id in dividers:
+                d = dividers[message.id]
+                tokens = f"~{d['tokens_before']:,} → ~{d['tokens_after']:,} tokens"
+                self.say(f"──── {d['text']} ({tokens}) ────")
+            if isinstance(message, HumanMessage):
+                self.say(f"you> {message.text}")
+            elif isinstance(message, AIMessage) and not message.tool_calls:
+                self.say(f"assistant> {message.text}")
+            elif isinstance(message, ToolMessage) and is_masked(message):
+                self.say(f"  [masked output of {message.name}]")
+
+    def command(self, line: str) -> bool:
+        """Run a slash command; False when the user quits."""
+        name, _, arg = line.partition(" ")
+        if name == "/quit":
+            return False
+        if name == "/help":
+            self.say(HELP)
+        elif name == "/notes":
+            notes = self.notes.list_notes(self.ctx)
+            self.say(
+                "\n".join(f"{n}. {note.render()}" for n, note in enumerate(notes, 1))
+                or "(no notes)"
+            )
+        elif name == "/forget":
+            notes = self.notes.list_notes(self.ctx)
+            if not arg.strip().isdigit() or not 1 <= int(arg) <= len(notes):
+                self.say(f"usage: /forget N, with N from /notes (1-{len(notes)})")
+            else:
+                self.notes.delete_note(self.ctx, notes[int(arg) - 1].key)
+                self.say(f"forgot note {arg}")
+        elif name == "/profile":
+            profile = ProfileMemory(self.backend.store).read(self.ctx)
+            self.say(body(profile) if profile else "(no profile yet)")
+        elif name == "/memory":
+            values = self.state()
+            blocks = values.get("memory_blocks") or []
+            self.say("\n\n".join(b["text"] for b in blocks) or "(nothing injected yet)")
+        elif name == "/summarize":
+            self.summarize()
+        else:
+            self.say(f"unknown command {name}; /help lists them")
+        return True
+
+    def summarize(self) -> None:
+        """Summarize now, when the deployment enables it."""
+        settings = LayeredSettings(self.backend.store).get(self.ctx).values
+        if not settings.compaction_manual:
+            self.say("Summarize now is off (set MEMORY_COMPACTION_MANUAL=true to enable it).")
+            return
+        report = summarize_now(self.graph, self.config, context=self.ctx)
+        self.say(report["message"])
+
+
+def _short(args: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return text if len(text) < 70 else text[:67] + "..."
+
+
+def _details(chunk: dict[str, Any]) -> str:
+    details = {k: v for k, v in chunk["details"].items() if v not in (None, [], {})}
+    return f" {_short(details)}" if details else ""
+
+
+def _demo_model() -> DemoModel:
+    def call(name: str, n: int, **args: Any) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"demo-{name}-{n}"}])
+
+    script: list[Any] = [
+        "Nice to meet you, Ann! How can I help with your data engineering work?",
+        call("remember", 1, text="The release freeze starts on Friday"),
+        "Noted: the release freeze starts on Friday.",
+        "Understood, I'll keep answers short.",
+        call("recall", 2, query="release freeze"),
+        "From memory: the release freeze starts on Friday.",
+    ]
+    for n in range(1, 9):
+        script += [
+            call("fetch_page", 10 + n, url=f"https://example.com/release/{n}"),
+            f"Read page {n}.",
+        ]
+    return DemoModel(script=script, profile={"max_input_tokens": 6_000})
+
+
+DEMO = [
+    ("demo-session-1", "Hi, my name is Ann. I'm a data engineer at Acme."),
+    ("demo-session-1", "Please remember that the release freeze starts on Friday."),
+    ("demo-session-1", "I prefer short answers."),
+    ("demo-session-2", "What do you remember about the release?"),
+    *[("demo-session-3", f"Read release page {n} for me.") for n in range(1, 9)],
+]
+
+
+def run_demo(url: str | None, out: TextIO) -> None:
+    """The scripted offline demo: three sessions through the real graph."""
+    print("DEMO (offline, scripted stand-in model, not an LLM)", file=out)
+    model = _demo_model()
+    ctx = MemoryContext(user_id="demo-ann", workspace_id="demo")
+    with connect(url) as backend:
+        thread = ""
+        chat: Chat | None = None
+        for session, text in DEMO:
+            if session != thread:
+                thread = session
+                chat = Chat(backend, model, ctx, session, out)
+                print(f"\n=== {session} ===", file=out)
+            assert chat is not None
+            chat.say(f"you> {text}")
+            chat.send(text)
+        assert chat is not None
+        print("\n=== your profile after the sessions ===", file=out)
+        chat.command("/profile")
+        print("\n=== session 3 reopened: where the conversation was compacted ===", file=out)
+        chat.show_history()
+    print("\nDemo done. Set MEMORY_MODEL (e.g. openai:gpt-4o-mini) to chat for real.", file=out)
+
+
+def main(
+    argv: Sequence[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout
+) -> int:
+    """Run the chatbot (or, with no model configured, the demo)."""
+    parser = argparse.ArgumentParser(prog="memory-plugin chat", description=__doc__)
+    parser.add_argument("--user", default=os.environ.get("USER") or "me")
+    parser.add_argument("--workspace", default="personal")
+    parser.add_argument("--shared", action="store_true", help="a shared (team) thread")
+    parser.add_argument("--thread", default="main")
+    parser.add_argument("--url", help="backend URL (default ./.memory/memory.db)")
+    args = parser.parse_args(argv)
+    if not os.environ.get(MODEL_ENV):
+        print(f"No model configured ({MODEL_ENV} is unset): running the offline demo.", file=out)
+        run_demo(args.url, out)
+        return 0
+    ctx = MemoryContext(
+        user_id=args.user,
+        workspace_id=args.workspace,
+        thread_visibility="shared" if args.shared else "private",
+    )
+    with connect(args.url) as backend:
+        chat = Chat(backend, resolve_model(), ctx, args.thread, out)
+        chat.show_history()
+        chat.say("Type a message, or /help.")
+        for line in _lines(stdin, out):
+            if line.startswith("/"):
+                if not chat.command(line):
+                    break
+            elif line:
+                chat.send(line)
+    return 0
+
+
+def _lines(stdin: TextIO, out: TextIO) -> Iterator[str]:
+    while True:
+        print("you> ", end="", file=out, flush=True)
+        line = stdin.readline()
+        if not line:
+            return
+        yield line.strip()
