@@ -1,0 +1,88 @@
+"""The example chatbot: the offline demo, the interactive loop and its slash commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+
+
+def chatbot(
+    cwd: Path, *args: str, stdin: str = "", model: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    if model:
+        env["MEMORY_MODEL"] = model
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "chatbot.py"), *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_offline_demo_shows_every_memory_kind(tmp_path: Path) -> None:
+    done = chatbot(tmp_path)
+    out = done.stdout
+    assert done.returncode == 0, done.stderr
+    assert (
+        out.splitlines()[0]
+        == "No model configured (MEMORY_MODEL is unset): running the offline demo."
+    )
+    assert "DEMO (offline, scripted stand-in model, not an LLM)" in out
+    assert (
+        "profile updated" in out and "- Name is Ann." in out and "- Prefers short answers." in out
+    )
+    assert "scoped note stored" in out and "scoped recalled hits=1" in out
+    assert "From memory: the release freeze starts on Friday." in out
+    assert "context masked" in out and "context compacted" in out
+    assert "──── Earlier messages were summarized to free up context" in out
+    assert (tmp_path / ".memory" / "memory.db").is_file()
+
+
+def test_interactive_chat_commands_and_a_resumed_thread(tmp_path: Path) -> None:
+    model = "memory_plugin.demo:studio_model"
+    first = chatbot(
+        tmp_path,
+        "--user",
+        "ann",
+        stdin="\n".join(
+            ["Hi, my name is Ann.", "/notes", "/profile", "/memory", "/summarize"]
+            + ["/forget 1", "/notes", "/nope", "/quit", ""]
+        ),
+        model=model,
+    )
+    out = first.stdout
+    assert first.returncode == 0, first.stderr
+    assert "assistant> Noted, I'll keep it short." in out
+    assert "1. - [" in out and "Prefers short answers" in out
+    assert "## Identity\n- Name is Ann." in out
+    assert "<recent_memory_notes>" in out
+    assert "Summarize now is off (set MEMORY_COMPACTION_MANUAL=true to enable it)." in out
+    assert "forgot note 1" in out and "(no notes)" in out
+    assert "unknown command /nope" in out
+    again = chatbot(tmp_path, "--user", "ann", stdin="/quit\n", model=model)
+    assert "you> Hi, my name is Ann." in again.stdout
+    assert "assistant> Noted, I'll keep it short." in again.stdout
+    other = chatbot(tmp_path, "--user", "bob", stdin="/profile\n/quit\n", model=model)
+    assert "(no profile yet)" in other.stdout
+
+
+def test_memory_plugin_chat_command_runs_the_demo(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_plugin.cli", "chat"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Demo done." in done.stdout

@@ -1,0 +1,178 @@
+"""create_memory_graph: the prebuilt graph, its switches, and the memory events it streams."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+
+from memory_plugin import Backend, LayeredSettings, MemoryContext, create_memory_graph
+from memory_plugin.demo import DemoModel
+from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.settings import MemorySettings
+
+ANN = MemoryContext(user_id="ann", workspace_id="acme")
+
+
+@tool
+def lookup(term: str) -> str:
+    """Look a term up (returns a long glossary entry)."""
+    return f"{term}: " + "a long glossary entry about the term and its history. " * 60
+
+
+def call(name: str, n: int, **args: Any) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"{name}-{n}"}])
+
+
+def tool_names(graph: Any) -> set[str]:
+    return set(graph.nodes["tools"].bound.tools_by_name) if "tools" in graph.nodes else set()
+
+
+def run(graph: Any, text: str, thread: str, ctx: MemoryContext = ANN) -> list[tuple[str, str]]:
+    """One turn; the (kind, action) of every memory event it streamed."""
+    events = []
+    for mode, chunk in graph.stream(
+        {"messages": [HumanMessage(text)]},
+        {"configurable": {"thread_id": thread}},
+        context=ctx,
+        stream_mode=["custom", "updates"],
+    ):
+        if mode == "custom":
+            assert chunk["type"] == "memory_event"
+            events.append((chunk["kind"], chunk["action"]))
+    return events
+
+
+def test_nodes_tools_and_a_remembered_fact_across_threads(backend: Backend) -> None:
+    model = DemoModel(
+        script=[
+            call("remember", 1, text="The release freeze starts Friday"),
+            "Noted.",
+            "Hello again!",
+        ]
+    )
+    graph = create_memory_graph(
+        model, [lookup], store=backend.store, checkpointer=backend.checkpointer
+    )
+    nodes = set(graph.get_graph().nodes)
+    assert {
+        "prepare_turn",
+        "agent",
+        "tools",
+        "manage_context",
+        "finish_turn",
+        "update_profile",
+    } <= nodes
+    assert tool_names(graph) == {
+        "lookup",
+        "remember",
+        "update_memory",
+        "recall",
+        "journal_message_search",
+        "journal_tool_call_view",
+    }
+    events = run(graph, "Hi, my name is Ann. Remember the release freeze starts Friday.", "t1")
+    assert ("scoped", "note_stored") in events and ("profile", "updated") in events
+    assert ("context", "loaded") in events and ("scoped", "loaded") in events
+    run(graph, "hello", "t2")
+    assert "Name is Ann." in ProfileMemory(backend.store).read(ANN).bullets("Identity")  # type: ignore[union-attr]
+    state = graph.get_state({"configurable": {"thread_id": "t2"}}).values
+    injected = "\n".join(block["text"] for block in state["memory_blocks"])
+    assert "release freeze starts Friday" in injected and "Name is Ann." in injected
+
+
+async def test_prebuilt_graph_under_ainvoke(abackend: Backend) -> None:
+    model = DemoModel(script=[call("remember", 1, text="Likes green tea"), "Noted."])
+    graph = create_memory_graph(model, store=abackend.store, checkpointer=abackend.checkpointer)
+    out = await graph.ainvoke(
+        {"messages": [HumanMessage("Remember I like green tea")]},
+        {"configurable": {"thread_id": "a"}},
+        context=ANN,
+    )
+    assert out["messages"][-1].content == "Noted."
+    notes = await ScopedMemory(abackend.store).alist_notes(ANN)
+    assert [n.body for n in notes] == ["Likes green tea"]
+
+
+@pytest.mark.parametrize(
+    ("switches", "absent_nodes", "absent_tools"),
+    [
+        ({"scoped_memory": False}, set(), {"remember", "update_memory", "recall"}),
+        ({"profile": False}, {"update_profile"}, set()),
+        ({"context_management": False}, {"manage_context"}, {"journal_message_search"}),
+    ],
+)
+def test_memory_kinds_can_be_switched_off(
+    backend: Backend, switches: dict[str, bool], absent_nodes: set[str], absent_tools: set[str]
+) -> None:
+    graph = create_memory_graph(
+        DemoModel(script=["Hi."]),
+        [lookup],
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        settings=MemorySettings(**switches),
+    )
+    assert not absent_nodes & set(graph.get_graph().nodes)
+    assert not absent_tools & tool_names(graph) and "lookup" in tool_names(graph)
+    run(graph, "Hi, my name is Ann.", "t1")
+    state = graph.get_state({"configurable": {"thread_id": "t1"}}).values
+    names = {block["name"] for block in state.get("memory_blocks") or []}
+    if switches.get("scoped_memory") is False:
+        assert "memory_document" not in names
+    if switches.get("profile") is False:
+        assert ProfileMemory(backend.store).read(ANN) is None
+
+
+def long_thread(backend: Backend, window: int, turns: int, thread: str) -> list[tuple[str, str]]:
+    """Turns that each look up a long entry, on a model reporting `window`; their events."""
+    script: list[Any] = []
+    for n in range(turns):
+        script += [call("lookup", n, term=f"term {n}"), f"Looked up {n}."]
+    model = DemoModel(script=script, profile={"max_input_tokens": window})
+    graph = create_memory_graph(
+        model, [lookup], store=backend.store, checkpointer=backend.checkpointer
+    )
+    events: list[tuple[str, str]] = []
+    for n in range(turns):
+        events += run(graph, f"look up term {n}", thread)
+    return events
+
+
+def test_masking_is_streamed(backend: Backend) -> None:
+    events = long_thread(backend, window=7_000, turns=7, thread="masking")
+    assert ("context", "masked") in events and ("context", "compacted") not in events
+
+
+def test_compaction_and_flush_are_streamed(backend: Backend) -> None:
+    events = long_thread(backend, window=5_000, turns=5, thread="compaction")
+    assert ("scoped", "flushed") in events
+    flushed, compacted = events.index(("scoped", "flushed")), events.index(("context", "compacted"))
+    assert flushed < compacted
+    notes = ScopedMemory(backend.store).list_notes(ANN)
+    assert len(notes) == 1
+
+
+def test_summarize_now_through_the_prebuilt_graph(backend: Backend) -> None:
+    from memory_plugin.thread.nodes import summarize_now
+
+    LayeredSettings(backend.store).update("platform", ANN, set={"compaction_manual": True})
+    script: list[Any] = []
+    for n in range(3):
+        script += [call("lookup", n, term=f"t{n}"), f"Done {n}."]
+    model = DemoModel(script=script, profile={"max_input_tokens": 8_000})
+    graph = create_memory_graph(
+        model, [lookup], store=backend.store, checkpointer=backend.checkpointer
+    )
+    config = {"configurable": {"thread_id": "m"}}
+    assert summarize_now(graph, config, context=ANN)["message"] == "nothing to compact yet"
+    for n in range(3):
+        run(graph, f"look up t{n}", "m")
+    before = len(graph.get_state(config).values["messages"])
+    report = summarize_now(graph, config, context=ANN)
+    assert report["status"] == "compacted"
+    after = graph.get_state(config).values
+    assert len(after["messages"]) < before
+    assert after["messages"][-1].content == "Done 2."
