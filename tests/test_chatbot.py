@@ -8,6 +8,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
+COMMANDS = [
+    "Hi, my name is Ann.",
+    "/notes",
+    "/profile",
+    "/memory",
+    "/summarize",
+    "/forget 1",
+    "/notes",
+    "/nope",
+    "/quit",
+    "",
+]
 
 
 def chatbot(
@@ -52,10 +64,7 @@ def test_interactive_chat_commands_and_a_resumed_thread(tmp_path: Path) -> None:
         tmp_path,
         "--user",
         "ann",
-        stdin="\n".join(
-            ["Hi, my name is Ann.", "/notes", "/profile", "/memory", "/summarize"]
-            + ["/forget 1", "/notes", "/nope", "/quit", ""]
-        ),
+        stdin="\n".join(COMMANDS),
         model=model,
     )
     out = first.stdout
