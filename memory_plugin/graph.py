@@ -12,6 +12,7 @@ policy); `update_profile` consolidates the user profile after the answer. An inp
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -54,6 +55,45 @@ def memory_tools(model: BaseChatModel, settings: MemorySettings) -> list[BaseToo
     return tools
 
 
+@dataclass(frozen=True)
+class MemoryParts:
+    """The pieces every enabled memory kind contributes, shared by the prebuilt graph and the
+    create_agent middleware."""
+
+    manager: ContextManager
+    profile: ProfileMemory | None
+    tools: list[BaseTool]
+    start: RunnableCallable
+    manage: RunnableCallable | None
+    finish: RunnableCallable
+
+
+def memory_parts(
+    model: BaseChatModel,
+    defaults: MemorySettings,
+    *,
+    store: BaseStore | None = None,
+    system_prompt: str | None = None,
+) -> MemoryParts:
+    """Build the memory kinds that are on, their tools and the turn's start/finish nodes."""
+    sources: list[BlockSource] = []
+    if defaults.scoped_memory:
+        sources.append(ScopedMemory(store, defaults=defaults, model=model))
+    profile = ProfileMemory(store, model=model) if defaults.profile else None
+    if profile is not None:
+        sources.append(profile)
+    manager = ContextManager(model, sources=sources, system_prompt=system_prompt, defaults=defaults)
+    managed = defaults.context_management
+    return MemoryParts(
+        manager,
+        profile,
+        memory_tools(model, defaults),
+        manager.start_turn if managed else manager.load_memory,
+        manager.prepare_context if managed else None,
+        manager.finish_turn if managed else manager.journal,
+    )
+
+
 def create_memory_graph(
     model: BaseChatModel,
     tools: Sequence[BaseTool | Callable[..., Any]] = (),
@@ -72,15 +112,11 @@ def create_memory_graph(
     are bound next to `tools`. Without `store`/`checkpointer` (LangGraph Server) the
     server's are used.
     """
-    defaults = settings or MemorySettings()
-    sources: list[BlockSource] = []
-    if defaults.scoped_memory:
-        sources.append(ScopedMemory(store, defaults=defaults, model=model))
-    profile = ProfileMemory(store, model=model) if defaults.profile else None
-    if profile is not None:
-        sources.append(profile)
-    manager = ContextManager(model, sources=sources, system_prompt=system_prompt, defaults=defaults)
-    all_tools = [*tools, *memory_tools(model, defaults)]
+    parts = memory_parts(
+        model, settings or MemorySettings(), store=store, system_prompt=system_prompt
+    )
+    manager, profile = parts.manager, parts.profile
+    all_tools = [*tools, *parts.tools]
     bound = model.bind_tools(all_tools) if all_tools else model
 
     def agent(state: MemoryState) -> dict[str, Any]:
@@ -96,20 +132,19 @@ def create_memory_graph(
     def route(state: MemoryState) -> str:
         return SUMMARIZE_NOW if state.get("memory_command") == SUMMARIZE_NOW else PREPARE
 
-    managed = defaults.context_management
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
-    builder.add_node(PREPARE, manager.start_turn if managed else manager.load_memory)
+    builder.add_node(PREPARE, parts.start)
     builder.add_node(SUMMARIZE_NOW, manager.summarize_now)
     builder.add_node(AGENT, RunnableCallable(agent, aagent, name=AGENT))
-    builder.add_node(FINISH, manager.finish_turn if managed else manager.journal)
+    builder.add_node(FINISH, parts.finish)
     builder.add_conditional_edges(START, route, [PREPARE, SUMMARIZE_NOW])
     builder.add_edge(SUMMARIZE_NOW, END)
     builder.add_edge(PREPARE, AGENT)
     builder.add_conditional_edges(AGENT, after_agent, [TOOLS, FINISH] if all_tools else [FINISH])
     if all_tools:
         builder.add_node(TOOLS, ToolNode(all_tools))
-        if managed:
-            builder.add_node(MANAGE, manager.prepare_context)
+        if parts.manage is not None:
+            builder.add_node(MANAGE, parts.manage)
             builder.add_edge(TOOLS, MANAGE)
             builder.add_edge(MANAGE, AGENT)
         else:

@@ -1,0 +1,174 @@
+"""The prebuilt graph's memory as LangChain v1 middleware, for agents built with create_agent.
+
+    agent = create_agent(model, tools, middleware=[MemoryMiddleware(model)], store=store,
+                         checkpointer=checkpointer, context_schema=MemoryContext)
+
+Invoke it as the prebuilt graph: a `thread_id` in `config["configurable"]`, the ids in
+`context=`. The hooks run the very nodes `create_memory_graph` wires in:
+
+    before_agent   prepare_turn (load memory; journal, mask, compact)  | summarize_now
+    before_model   manage_context, after a tool step
+    wrap_model_call  the protected prefix (system prompt, memory blocks, summary) in front
+    after_agent    finish_turn (journal the answer, rolling summary), then update_profile
+
+create_agent stores `messages` with plain add_messages; pass it `state_schema=MemoryState` to
+keep the prebuilt graph's delta-stored transcript. Installed with the `langchain` extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    hook_config,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage, ToolMessage
+from langgraph._internal._runnable import RunnableCallable
+from langgraph.runtime import Runtime
+
+from memory_plugin.graph import memory_parts
+from memory_plugin.settings import MemorySettings
+from memory_plugin.thread.nodes import SUMMARIZE_NOW
+from memory_plugin.thread.state import merge_info
+
+Update = dict[str, Any]
+Handler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+AsyncHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+
+
+class MemoryAgentState(AgentState[Any]):
+    """AgentState plus the keys the memory nodes keep with the thread (as in MemoryState)."""
+
+    memory_context: NotRequired[Annotated[dict[str, Any], merge_info]]
+    memory_blocks: NotRequired[list[dict[str, str]]]
+    memory_command: NotRequired[str | None]
+
+
+def _invoke(node: RunnableCallable, state: Update) -> Update:
+    """Run a memory node inside the current hook, on the agent's store and run context."""
+    update: Update = node.invoke(state)
+    return update
+
+
+async def _ainvoke(node: RunnableCallable, state: Update) -> Update:
+    """Async twin of _invoke."""
+    update: Update = await node.ainvoke(state)
+    return update
+
+
+def _after_tools(state: Update) -> bool:
+    """Whether the model is about to read tool results (not the turn's first call)."""
+    messages = state.get("messages") or []
+    return bool(messages) and isinstance(messages[-1], ToolMessage)
+
+
+def _joined(first: SystemMessage | None, second: SystemMessage) -> SystemMessage:
+    """The agent's own system message followed by the memory prefix, as one message."""
+    if first is None:
+        return second
+    if isinstance(first.content, str):
+        return SystemMessage(f"{first.content}\n\n{second.text}")
+    return SystemMessage([*first.content, {"type": "text", "text": second.text}])
+
+
+class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
+    """Every enabled memory kind for a create_agent agent: the prebuilt graph's nodes as hooks.
+
+    `model` does memory's own model work (summaries, flush notes, profile consolidation,
+    document compression) and gives the context window; `settings` are the platform defaults
+    (layers in the store still apply each turn); `system_prompt` opens the protected prefix,
+    after create_agent's own system prompt if it has one.
+    """
+
+    state_schema = MemoryAgentState
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        settings: MemorySettings | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
+        parts = memory_parts(model, settings or MemorySettings(), system_prompt=system_prompt)
+        self.manager, self.profile, self.tools = parts.manager, parts.profile, parts.tools
+        self._start, self._manage, self._finish = parts.start, parts.manage, parts.finish
+
+    @staticmethod
+    def _summarized(update: Update) -> Update:
+        """summarize_now's update, ending the run; the command stays set for after_agent."""
+        return {**update, "memory_command": SUMMARIZE_NOW, "jump_to": "end"}
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
+        """Load memory and manage the context (journal, mask, compact), or summarize now."""
+        if state.get("memory_command") == SUMMARIZE_NOW:
+            return self._summarized(_invoke(self.manager.summarize_now, dict(state)))
+        return _invoke(self._start, dict(state))
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
+        """Async twin of before_agent."""
+        if state.get("memory_command") == SUMMARIZE_NOW:
+            return self._summarized(await _ainvoke(self.manager.summarize_now, dict(state)))
+        return await _ainvoke(self._start, dict(state))
+
+    def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
+        """After a tool step, journal, mask older tool outputs and compact when due."""
+        if self._manage is None or not _after_tools(dict(state)):
+            return None
+        return _invoke(self._manage, dict(state))
+
+    async def abefore_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
+        """Async twin of before_model."""
+        if self._manage is None or not _after_tools(dict(state)):
+            return None
+        return await _ainvoke(self._manage, dict(state))
+
+    def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request with the protected prefix in front of its messages (a new request)."""
+        prefix = self.manager.model_input({**request.state, "messages": []})
+        if not prefix or not isinstance(prefix[0], SystemMessage):
+            return request
+        system = _joined(request.system_message, prefix[0])
+        extra = [m for m in prefix[1:] if isinstance(m, SystemMessage)]  # the rolling summary
+        return request.override(system_message=system, messages=[*extra, *request.messages])
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Handler) -> ModelResponse[Any]:
+        """Call the model with the memory prefix (system prompt, blocks, summary)."""
+        return handler(self._with_memory(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: AsyncHandler
+    ) -> ModelResponse[Any]:
+        """Async twin of wrap_model_call."""
+        return await handler(self._with_memory(request))
+
+    def _profile_state(self, state: Update, update: Update) -> Update:
+        """The state update_profile sees: finish_turn's memory_context applied."""
+        info = merge_info(state.get("memory_context"), update.get("memory_context"))
+        return {**state, "memory_context": info}
+
+    def after_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
+        """Journal the answer (and start the rolling summary), then update the user profile."""
+        if state.get("memory_command") == SUMMARIZE_NOW:
+            return {"memory_command": None}
+        update = _invoke(self._finish, dict(state))
+        if self.profile is not None:
+            _invoke(self.profile.consolidate_profile, self._profile_state(dict(state), update))
+        return update
+
+    async def aafter_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
+        """Async twin of after_agent."""
+        if state.get("memory_command") == SUMMARIZE_NOW:
+            return {"memory_command": None}
+        update = await _ainvoke(self._finish, dict(state))
+        if self.profile is not None:
+            state_now = self._profile_state(dict(state), update)
+            await _ainvoke(self.profile.consolidate_profile, state_now)
+        return update
