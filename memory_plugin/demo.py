@@ -18,6 +18,9 @@ from pydantic import Field
 
 from memory_plugin.profile.budget import body
 from memory_plugin.profile.document import Profile, repair
+from memory_plugin.profile.prompts import CONDENSE_SYSTEM, CONSOLIDATE_SYSTEM
+from memory_plugin.scoped.prompts import COMPRESS_SYSTEM
+from memory_plugin.thread.prompts import FLUSH_SYSTEM, SUMMARY_SYSTEM
 
 _FACTS = (
     (re.compile(r"\bmy name is (\w+)", re.I), "Identity", "Name is {0}."),
@@ -45,6 +48,7 @@ class DemoModel(BaseChatModel):
     """Scripted answers for the agent, rule-based answers for memory's own prompts."""
 
     script: list[Any] = Field(default_factory=list)
+    repeat: bool = False
 
     @property
     def _llm_type(self) -> str:
@@ -57,16 +61,16 @@ class DemoModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         system = str(messages[0].content) if messages else ""
         last = str(messages[-1].content) if messages else ""
-        if "durable profile of one user" in system:
+        if system.startswith(CONSOLIDATE_SYSTEM[:60]):
             reply: AIMessage = AIMessage(self._profile(last))
-        elif "running summary" in system:
+        elif system.startswith(SUMMARY_SYSTEM[:60]):
             reply = AIMessage(self._summary(last))
-        elif "long-term memory" in system:
+        elif system.startswith(FLUSH_SYSTEM[:60]):
             reply = AIMessage(
                 "The conversation covered the user's questions and tool results; "
                 "open: follow up on anything left unanswered."
             )
-        elif "over its size budget" in system or "over its size limit" in system:
+        elif system.startswith((CONDENSE_SYSTEM[:40], COMPRESS_SYSTEM[:40])):
             reply = AIMessage(_said(last, "profile") or _said(last, "memory_document")[:2_000])
         else:
             reply = self._next()
@@ -76,6 +80,8 @@ class DemoModel(BaseChatModel):
         if not self.script:
             return AIMessage("(demo model: nothing more scripted)")
         item = self.script.pop(0)
+        if self.repeat:
+            self.script.append(item)
         return item if isinstance(item, AIMessage) else AIMessage(str(item))
 
     def _profile(self, prompt: str) -> str:
