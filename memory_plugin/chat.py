@@ -34,9 +34,10 @@ SYSTEM_PROMPT = "You are a helpful assistant with durable memory. Be concise."
 HELP = (
     "/memory  what memory put in front of the model this turn\n"
     "/notes   this scope's notes        /forget N   delete note N\n"
-    "/profile your user profile         /summarize  compact the thread now (when enabled)\n"
-    "/help    this help                 /quit       leave"
+    "/profile your user profile         /quit       leave\n"
+    "/help    this help"
 )
+SUMMARIZE_HELP = "\n/summarize  compact the thread now"
 
 
 @tool
@@ -114,7 +115,7 @@ class Chat:
         if name == "/quit":
             return False
         if name == "/help":
-            self.say(HELP)
+            self.say(HELP + (SUMMARIZE_HELP if self.manual_compaction() else ""))
         elif name == "/notes":
             notes = self.notes.list_notes(self.ctx)
             self.say(
@@ -141,10 +142,13 @@ class Chat:
             self.say(f"unknown command {name}; /help lists them")
         return True
 
+    def manual_compaction(self) -> bool:
+        """Whether the deployment offers Summarize now."""
+        return LayeredSettings(self.backend.store).get(self.ctx).values.compaction_manual
+
     def summarize(self) -> None:
         """Summarize now, when the deployment enables it."""
-        settings = LayeredSettings(self.backend.store).get(self.ctx).values
-        if not settings.compaction_manual:
+        if not self.manual_compaction():
             self.say("Summarize now is off (set MEMORY_COMPACTION_MANUAL=true to enable it).")
             return
         report = summarize_now(self.graph, self.config, context=self.ctx)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
 COMMANDS = [
+    "/help",
     "Hi, my name is Ann.",
     "/notes",
     "/profile",
@@ -76,6 +77,7 @@ def test_interactive_chat_commands_and_a_resumed_thread(tmp_path: Path) -> None:
     assert "Summarize now is off (set MEMORY_COMPACTION_MANUAL=true to enable it)." in out
     assert "forgot note 1" in out and "(no notes)" in out
     assert "unknown command /nope" in out
+    assert "/forget N" in out and "/summarize  compact" not in out
     again = chatbot(tmp_path, "--user", "ann", stdin="/quit\n", model=model)
     assert "you> Hi, my name is Ann." in again.stdout
     assert "assistant> Noted, I'll keep it short." in again.stdout
@@ -95,3 +97,21 @@ def test_memory_plugin_chat_command_runs_the_demo(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "Demo done." in done.stdout
+
+
+def test_summarize_is_offered_when_enabled(tmp_path: Path) -> None:
+    env_model = "memory_plugin.demo:studio_model"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    env |= {"MEMORY_MODEL": env_model, "MEMORY_COMPACTION_MANUAL": "true"}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "chatbot.py"), "--user", "ann"],
+        cwd=tmp_path,
+        env=env,
+        input="/help\n/summarize\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "/summarize  compact the thread now" in done.stdout
+    assert "nothing to compact yet" in done.stdout

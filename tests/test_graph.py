@@ -176,3 +176,17 @@ def test_summarize_now_through_the_prebuilt_graph(backend: Backend) -> None:
     after = graph.get_state(config).values
     assert len(after["messages"]) < before
     assert after["messages"][-1].content == "Done 2."
+
+
+def test_tool_events_are_streamed(backend: Backend) -> None:
+    model = DemoModel(
+        script=[
+            call("update_memory", 1, content="# Ann\n- Likes tea"),
+            call("recall", 2, query="tea"),
+            "Done.",
+        ]
+    )
+    graph = create_memory_graph(model, store=backend.store, checkpointer=backend.checkpointer)
+    events = run(graph, "Write down that I like tea, then check my notes.", "tools")
+    assert ("scoped", "document_saved") in events and ("scoped", "recalled") in events
+    assert ScopedMemory(backend.store).read_document(ANN).text == "# Ann\n- Likes tea"  # type: ignore[union-attr]
