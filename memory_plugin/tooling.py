@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -62,3 +62,14 @@ def twin_tool(
         description=description,
         handle_tool_error=True,
     )
+
+
+Twin = tuple[Callable[..., str], Callable[..., Awaitable[str]], str]
+
+
+def twin_tools(twins: Sequence[Twin], *, refused: str, unavailable: str) -> list[BaseTool]:
+    """twin_tool for each (sync body, async body, description), named after the sync body."""
+    return [
+        twin_tool(func.__name__, doc, func, coro, refused=refused, unavailable=unavailable)
+        for func, coro, doc in twins
+    ]

@@ -7,7 +7,6 @@ input and store failures come back to the model as a clear tool error, with memo
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec
 
 from langchain_core.language_models import BaseChatModel
@@ -21,7 +20,7 @@ from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import DocumentWrite
 from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.recall import Hit
-from memory_plugin.tooling import runtime_store, twin_tool
+from memory_plugin.tooling import Twin, runtime_store, twin_tools
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -100,19 +99,11 @@ def scoped_memory_tools(*, model: BaseChatModel | None = None, **options: Any) -
     async def arecall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
         return _hits(query, await memory(runtime).arecall(_context(runtime), query, k))
 
-    twins: list[tuple[Callable[..., str], Callable[..., Awaitable[str]], str]] = [
+    twins: list[Twin] = [
         (remember, aremember, REMEMBER),
         (update_memory, aupdate_memory, UPDATE_MEMORY),
         (recall, arecall, RECALL),
     ]
-    return [
-        twin_tool(
-            func.__name__,
-            doc,
-            func,
-            coro,
-            refused="Memory not changed: ",
-            unavailable="Memory is unavailable right now",
-        )
-        for func, coro, doc in twins
-    ]
+    return twin_tools(
+        twins, refused="Memory not changed: ", unavailable="Memory is unavailable right now"
+    )

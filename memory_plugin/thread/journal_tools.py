@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from typing import Any, ParamSpec
 
@@ -20,7 +19,7 @@ from langgraph.prebuilt import ToolRuntime
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.thread.journal import JournalEntry, search_plan, tool_call_plan
-from memory_plugin.tooling import runtime_store, twin_tool
+from memory_plugin.tooling import Twin, runtime_store, twin_tools
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -152,18 +151,8 @@ def journal_tools() -> list[BaseTool]:
         plan = tool_call_plan(_thread(runtime), tool_call_id)
         return _view(tool_call_id, await arun(runtime_store(runtime), plan))
 
-    twins: list[tuple[Callable[..., str], Callable[..., Awaitable[str]], str]] = [
+    twins: list[Twin] = [
         (journal_message_search, ajournal_message_search, SEARCH),
         (journal_tool_call_view, ajournal_tool_call_view, VIEW),
     ]
-    return [
-        twin_tool(
-            func.__name__,
-            doc,
-            func,
-            coro,
-            refused="",
-            unavailable="Journal is unavailable right now",
-        )
-        for func, coro, doc in twins
-    ]
+    return twin_tools(twins, refused="", unavailable="Journal is unavailable right now")
