@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from langgraph.store.base import SearchOp
+
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.documents import Document, read_plan, size_warning
-from memory_plugin.scoped.notes import Note, day_plan, to_note, utc_days
+from memory_plugin.scoped.notes import NOTES, PAGE, Note, day_plan, to_note, utc_days
 from memory_plugin.settings import MemorySettings
 
 logger = logging.getLogger(__name__)
@@ -46,12 +48,15 @@ def notes_block(notes: list[Note], max_chars: int) -> str:
 
 
 def recent_notes_plan(scope: Scope, days: int, now: datetime) -> Plan[list[Note]]:
-    """Live notes written today and on the days before it (UTC)."""
+    """Live notes written today and on the days before it (UTC): every day's first page in
+    one batch, then further pages of a day that had more."""
+    wanted = utc_days(now, days)
+    pages = yield [SearchOp(scope.child(NOTES), filter={"day": day}, limit=PAGE) for day in wanted]
     notes: list[Note] = []
-    for day in utc_days(now, days):
-        items = yield from day_plan(scope, day)
+    for day, page in zip(wanted, pages, strict=True):
+        items = page if len(page) < PAGE else (yield from day_plan(scope, day))
         notes.extend(note for item in items if (note := to_note(item)) is not None)
-    return notes
+    return sorted(notes, key=lambda note: note.key)
 
 
 def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[list[PromptBlock]]:
