@@ -119,3 +119,42 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                 request = _resume(plan, result, None)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
+
+
+def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
+    """Run plans side by side, merging their store-operation requests into one batch per
+    round (other requests go one at a time); a plan's failure is thrown into that plan only."""
+    results: list[Any] = [None] * len(plans)
+    pending: dict[int, Request] = {}
+    replies: dict[int, tuple[Any, Exception | None]]
+    for i, plan in enumerate(plans):
+        try:
+            pending[i] = next(plan)
+        except StopIteration as done:
+            results[i] = done.value
+    while pending:
+        batched = {i: r for i, r in pending.items() if isinstance(r, list)}
+        if batched:
+            merged = [op for ops in batched.values() for op in ops]
+            try:
+                outcome: Any = yield merged
+            except Exception as exc:
+                replies = {i: (None, exc) for i in batched}
+            else:
+                replies, at = {}, 0
+                for i, ops in batched.items():
+                    replies[i] = (outcome[at : at + len(ops)], None)
+                    at += len(ops)
+        else:
+            i, request = next(iter(pending.items()))
+            try:
+                replies = {i: ((yield request), None)}
+            except Exception as exc:
+                replies = {i: (None, exc)}
+        for i, (value, failure) in replies.items():
+            try:
+                pending[i] = _resume(plans[i], value, failure)
+            except StopIteration as done:
+                results[i] = done.value
+                del pending[i]
+    return results

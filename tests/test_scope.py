@@ -157,3 +157,28 @@ def test_plans_drive_sync_and_async_the_same(backend: Backend) -> None:
 
     assert run(backend.store, plan()) == 1
     assert asyncio.run(arun(backend.store, plan())) == 2
+
+
+def test_gather_merges_store_reads_and_returns_in_order(backend: Backend) -> None:
+    from langgraph.store.base import GetOp, PutOp
+
+    from memory_plugin.plans import gather
+
+    ns = ("memory_plugin", "gather")
+    backend.store.put(ns, "a", {"n": 1})
+    backend.store.put(ns, "b", {"n": 2})
+
+    def read(key: str):  # type: ignore[no-untyped-def]
+        (item,) = yield [GetOp(ns, key)]
+        (again,) = yield [GetOp(ns, key)]
+        return (item.value["n"] if item else None, again is not None)
+
+    def write():  # type: ignore[no-untyped-def]
+        yield [PutOp(ns, "c", {"n": 3})]
+        return "written"
+
+    first = next(gather([read("a"), read("b"), read("missing"), write()]))
+    assert isinstance(first, list) and len(first) == 4
+    results = run(backend.store, gather([read("a"), read("b"), read("missing"), write()]))
+    assert results == [(1, True), (2, True), (None, False), "written"]
+    assert backend.store.get(ns, "c") is not None

@@ -43,7 +43,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
-from memory_plugin.plans import Plan, arun, run
+from memory_plugin.plans import Plan, arun, gather, run
 from memory_plugin.scope import thread_scope
 from memory_plugin.settings import LayeredSettings, MemorySettings
 from memory_plugin.thread import journal
@@ -172,13 +172,18 @@ class ContextManager:
     def _blocks_plan(
         self, sources: Sequence[BlockSource], ctx: MemoryContext, settings: MemorySettings
     ) -> Plan[list[PromptBlock]]:
-        blocks: list[PromptBlock] = []
-        for source in sources:
+        """Every source's blocks, their store reads batched together; a failing source is
+        logged and left out."""
+
+        def guarded(source: BlockSource) -> Plan[list[PromptBlock]]:
             try:
-                blocks += yield from source.blocks_plan(ctx, settings)
+                return (yield from source.blocks_plan(ctx, settings))
             except Exception:
                 logger.warning("memory blocks of %s could not be loaded", source, exc_info=True)
-        return blocks
+                return []
+
+        found = yield from gather([guarded(source) for source in sources])
+        return [block for blocks in found for block in blocks]
 
     def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         info = state.get("memory_context") or {}
