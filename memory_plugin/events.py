@@ -1,14 +1,16 @@
 """Memory events: what memory did this turn, on LangGraph's custom stream.
 
 Every node and tool that reads or writes memory emits one `MemoryEvent` per action through
-`get_stream_writer()`; stream with `stream_mode="custom"` (or Studio) to see them. Outside a
-run, or without a custom stream, emitting does nothing.
+`get_stream_writer()` (as the model's plain dict); stream with `stream_mode="custom"` (or
+Studio) to see them. Outside a run, or without a custom stream, emitting does nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from langgraph.config import get_stream_writer
+from langgraph.runtime import _no_op_stream_writer
 from pydantic import BaseModel, Field
 
 Kind = Literal["scoped", "profile", "context", "journal"]
@@ -26,10 +28,11 @@ class MemoryEvent(BaseModel):
 
 def emit(kind: Kind, action: str, scope: str | None = None, **details: Any) -> None:
     """Write an event to the run's custom stream (a no-op outside a run)."""
-    from langgraph.config import get_stream_writer
-
     try:
         writer = get_stream_writer()
     except RuntimeError:
         return
-    writer(MemoryEvent(kind=kind, action=action, scope=scope, details=details).model_dump())
+    if writer is _no_op_stream_writer:
+        return
+    event = {"type": "memory_event", "kind": kind, "action": action, "scope": scope}
+    writer({**event, "details": details})

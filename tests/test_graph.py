@@ -190,3 +190,22 @@ def test_tool_events_are_streamed(backend: Backend) -> None:
     events = run(graph, "Write down that I like tea, then check my notes.", "tools")
     assert ("scoped", "document_saved") in events and ("scoped", "recalled") in events
     assert ScopedMemory(backend.store).read_document(ANN).text == "# Ann\n- Likes tea"  # type: ignore[union-attr]
+
+
+def test_events_match_the_documented_schema(backend: Backend) -> None:
+    from memory_plugin.events import MemoryEvent
+
+    graph = create_memory_graph(
+        DemoModel(script=["Hi."]), store=backend.store, checkpointer=backend.checkpointer
+    )
+    chunks = [
+        chunk
+        for mode, chunk in graph.stream(
+            {"messages": [HumanMessage("Hi, my name is Ann.")]},
+            {"configurable": {"thread_id": "schema"}},
+            context=ANN,
+            stream_mode=["custom", "updates"],
+        )
+        if mode == "custom"
+    ]
+    assert chunks and all(MemoryEvent.model_validate(c).model_dump() == c for c in chunks)
