@@ -182,3 +182,16 @@ def test_gather_merges_store_reads_and_returns_in_order(backend: Backend) -> Non
     results = run(backend.store, gather([read("a"), read("b"), read("missing"), write()]))
     assert results == [(1, True), (2, True), (None, False), "written"]
     assert backend.store.get(ns, "c") is not None
+
+
+def test_agent_scopes_are_shared_or_private_to_the_caller() -> None:
+    from memory_plugin.scope import agent_scope
+
+    ann = MemoryContext(user_id="ann", agent_id="helper")
+    bob = MemoryContext(user_id="bob", agent_id="helper")
+    assert agent_scope(ann, private=False) == agent_scope(bob, private=False)
+    assert agent_scope(ann, private=True) != agent_scope(bob, private=True)
+    with pytest.raises(ScopeError, match="needs agent_id"):
+        agent_scope(MemoryContext(user_id="ann"), private=False)
+    with pytest.raises(ScopeError, match="needs user_id"):
+        agent_scope(MemoryContext(agent_id="helper"), private=True)
