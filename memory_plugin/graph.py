@@ -79,7 +79,7 @@ def memory_parts(
     sources: list[BlockSource] = []
     if defaults.scoped_memory:
         sources.append(ScopedMemory(store, defaults=defaults, model=model))
-    profile = ProfileMemory(store, model=model) if defaults.profile else None
+    profile = ProfileMemory(store, model=model, defaults=defaults) if defaults.profile else None
     if profile is not None:
         sources.append(profile)
     manager = ContextManager(model, sources=sources, system_prompt=system_prompt, defaults=defaults)

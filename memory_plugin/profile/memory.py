@@ -38,7 +38,7 @@ from memory_plugin.profile.document import (
 from memory_plugin.profile.prompts import NOOP, consolidation_messages
 from memory_plugin.scope import profile_scope
 from memory_plugin.scoped.prompts import reply_text
-from memory_plugin.settings import LayeredSettings, MemorySettings
+from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.tokens import TokenCounter, counter_for
 
 logger = logging.getLogger(__name__)
@@ -100,7 +100,8 @@ class ProfileMemory:
     """The user profile as a prompt block source, a post-turn consolidation and an opt-out.
 
     `model` consolidates by default (the graph's model); the `profile_model` setting names a
-    separate one. `store` defaults to the running graph's store.
+    separate one. `store` defaults to the running graph's store; `defaults` are the platform
+    defaults in code.
     """
 
     def __init__(
@@ -108,6 +109,7 @@ class ProfileMemory:
         store: BaseStore | None = None,
         *,
         model: BaseChatModel | None = None,
+        defaults: MemorySettings | None = None,
         counter: TokenCounter | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         model_loader: Callable[[str], BaseChatModel] | None = None,
@@ -117,7 +119,7 @@ class ProfileMemory:
         self.counter = counter or counter_for(model)
         self.clock = clock
         self._loader = model_loader
-        self._settings: dict[int, LayeredSettings] = {}
+        self._settings = SettingsCache(defaults)
         self.consolidate_profile = plan_node(self._consolidate_node, "consolidate_profile")
 
     @property
@@ -126,11 +128,7 @@ class ProfileMemory:
         return self._store if self._store is not None else get_store()
 
     def _settings_plan(self, ctx: MemoryContext) -> Plan[MemorySettings]:
-        store = self.store
-        layered = self._settings.get(id(store))
-        if layered is None or layered.store is not store:
-            layered = self._settings[id(store)] = LayeredSettings(store)
-        effective = yield from layered.effective_plan(ctx)
+        effective = yield from self._settings.for_store(self.store).effective_plan(ctx)
         return effective.values
 
     def _model_for(self, settings: MemorySettings) -> BaseChatModel:
@@ -259,7 +257,7 @@ class ProfileMemory:
         if not ctx.user_id:
             raise ScopeError("opting out needs the user's user_id in the context")
         store = self.store
-        layered = self._settings.get(id(store)) or LayeredSettings(store)
+        layered = self._settings.for_store(store)
         yield from layered.update_plan("user", ctx, {"profile_user": False}, (), (), ())
         yield [PutOp(profile_scope(ctx).namespace, KEY, None)]
         return "Context memory is off, and your saved profile has been permanently deleted."

@@ -26,7 +26,7 @@ from memory_plugin.scoped.notes import (
 from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.prompt import recent_notes_plan
 from memory_plugin.scoped.recall import Hit, clamp_k, recall_plan
-from memory_plugin.settings import LayeredSettings, MemorySettings
+from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
 Membership = Callable[[str, str], bool]
 """(user_id, workspace_id) -> whether the user belongs to the workspace."""
@@ -61,7 +61,7 @@ class ScopedMemory:
     ) -> None:
         self._store = store
         self._settings = settings
-        self.defaults = defaults
+        self._cache = SettingsCache(defaults)
         self.model = model
         self.membership = membership
         self.clock = clock
@@ -74,10 +74,7 @@ class ScopedMemory:
     @property
     def settings(self) -> LayeredSettings:
         """The layered settings over this store."""
-        store = self.store
-        if self._settings is None or self._settings.store is not store:
-            self._settings = LayeredSettings(store, defaults=self.defaults)
-        return self._settings
+        return self._settings or self._cache.for_store(self.store)
 
     @property
     def semantic(self) -> bool:

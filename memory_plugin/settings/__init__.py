@@ -3,7 +3,7 @@
 from memory_plugin.settings.layers import Layer
 from memory_plugin.settings.resolve import Clamped, EffectiveSettings
 from memory_plugin.settings.schema import MemorySettings, field_bounds, field_layers
-from memory_plugin.settings.service import LayeredSettings
+from memory_plugin.settings.service import LayeredSettings, SettingsCache
 
 __all__ = [
     "Clamped",
@@ -11,6 +11,7 @@ __all__ = [
     "Layer",
     "LayeredSettings",
     "MemorySettings",
+    "SettingsCache",
     "field_bounds",
     "field_layers",
 ]

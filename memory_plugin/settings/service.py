@@ -29,6 +29,21 @@ def _record(item: Any) -> dict[str, Any]:
     return dict(item.value) if isinstance(item, Item) else empty_record()
 
 
+class SettingsCache:
+    """LayeredSettings per store, for components whose store is only known at run time."""
+
+    def __init__(self, defaults: MemorySettings | None = None) -> None:
+        self.defaults = defaults
+        self._by_store: dict[int, LayeredSettings] = {}
+
+    def for_store(self, store: BaseStore) -> LayeredSettings:
+        """The layered settings over this store (built once per store)."""
+        layered = self._by_store.get(id(store))
+        if layered is None or layered.store is not store:
+            layered = self._by_store[id(store)] = LayeredSettings(store, defaults=self.defaults)
+        return layered
+
+
 class LayeredSettings:
     """Platform defaults -> organization -> space -> user, stored in a LangGraph store.
 

@@ -45,7 +45,7 @@ from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.plans import Plan, arun, gather, run
 from memory_plugin.scope import thread_scope
-from memory_plugin.settings import LayeredSettings, MemorySettings
+from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.thread import journal
 from memory_plugin.thread.compaction import Compaction, compaction_plan, due
 from memory_plugin.thread.flush import flush_plan
@@ -127,11 +127,10 @@ class ContextManager:
         self.frozen_sources = list(frozen_sources)
         self.summary_model = summary_model or model
         self.system_prompt = system_prompt
-        self.defaults = defaults
         self.counter = counter or counter_for(model)
         self.excluded_tools = frozenset(excluded_tools)
         self.clock = clock
-        self._settings: dict[int, LayeredSettings] = {}
+        self._settings = SettingsCache(defaults)
         self._last_settings: tuple[State, MemorySettings] | None = None
         self._prefix: tuple[tuple[Any, ...], list[BaseMessage]] | None = None
         self.load_memory = plan_node(self._load_memory)
@@ -147,10 +146,7 @@ class ContextManager:
         self._pending_lock = threading.Lock()
 
     def _resolve_plan(self, store: BaseStore, ctx: MemoryContext) -> Plan[MemorySettings]:
-        layered = self._settings.get(id(store))
-        if layered is None or layered.store is not store:
-            layered = self._settings[id(store)] = LayeredSettings(store, defaults=self.defaults)
-        effective = yield from layered.effective_plan(ctx)
+        effective = yield from self._settings.for_store(store).effective_plan(ctx)
         return effective.values
 
     def _settings_plan(self, state: State, ctx: MemoryContext) -> Plan[MemorySettings]:
