@@ -54,6 +54,28 @@ def chat(script: list[AIMessage], window: int | None) -> RecordingChat:
     return RecordingChat(messages=iter(script), profile=profile)
 
 
+def model_node(model: BaseChatModel, manager: ContextManager) -> RunnableLambda[Any, Any]:
+    """The graph's model call on the protected prefix, sync and async."""
+
+    def respond(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [model.invoke(manager.model_input(dict(state)))]}
+
+    async def arespond(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(manager.model_input(dict(state)))]}
+
+    return RunnableLambda(respond, arespond)
+
+
+def after_model(done: str) -> Any:
+    """Route to the tools while the model calls them, else to `done`."""
+
+    def route(state: MemoryState) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else done
+
+    return route
+
+
 def build_graph(
     backend: Backend,
     model: BaseChatModel,
@@ -75,16 +97,6 @@ def build_graph(
         system_prompt=system_prompt,
     )
 
-    def respond(state: MemoryState) -> dict[str, Any]:
-        return {"messages": [model.invoke(manager.model_input(state))]}
-
-    async def arespond(state: MemoryState) -> dict[str, Any]:
-        return {"messages": [await model.ainvoke(manager.model_input(state))]}
-
-    def after_model(state: MemoryState) -> str:
-        last = state["messages"][-1]
-        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "journal_reply"
-
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
     builder.add_node("load_memory", manager.load_memory)
     builder.add_node("summarize_now", manager.summarize_now)
@@ -94,7 +106,7 @@ def build_graph(
         builder.add_node("journal", manager.journal)
         builder.add_node("mask_tool_outputs", manager.mask_tool_outputs)
         builder.add_node("summarize", manager.summarize)
-    builder.add_node("model", RunnableLambda(respond, arespond))
+    builder.add_node("model", model_node(model, manager))
     builder.add_node("tools", ToolNode([fetch, write_todos, *journal_tools()]))
     builder.add_node("journal_reply", manager.journal)
     builder.add_node("rolling_summary", manager.rolling_summary)
@@ -107,7 +119,7 @@ def build_graph(
         builder.add_edge("journal", "mask_tool_outputs")
         builder.add_edge("mask_tool_outputs", "summarize")
         builder.add_edge("summarize", "model")
-    builder.add_conditional_edges("model", after_model)
+    builder.add_conditional_edges("model", after_model("journal_reply"))
     builder.add_edge("tools", "journal")
     builder.add_edge("journal_reply", "rolling_summary")
     builder.add_edge("rolling_summary", END)
@@ -127,17 +139,10 @@ def build_turn_graph(
         system_prompt="You are a helpful assistant.",
     )
 
-    def respond(state: MemoryState) -> dict[str, Any]:
-        return {"messages": [model.invoke(manager.model_input(state))]}
-
-    def after_model(state: MemoryState) -> str:
-        last = state["messages"][-1]
-        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "finish_turn"
-
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
     builder.add_node("start_turn", manager.start_turn)
     builder.add_node("summarize_now", manager.summarize_now)
-    builder.add_node("model", respond)
+    builder.add_node("model", model_node(model, manager))
     builder.add_node("tools", ToolNode([fetch, write_todos, *journal_tools()]))
     builder.add_node("prepare_context", manager.prepare_context)
     builder.add_node("finish_turn", manager.finish_turn)
@@ -146,7 +151,7 @@ def build_turn_graph(
     )
     builder.add_edge("summarize_now", END)
     builder.add_edge("start_turn", "model")
-    builder.add_conditional_edges("model", after_model)
+    builder.add_conditional_edges("model", after_model("finish_turn"))
     builder.add_edge("tools", "prepare_context")
     builder.add_edge("prepare_context", "model")
     builder.add_edge("finish_turn", END)

@@ -72,8 +72,14 @@ def _hits(query: str, hits: list[Hit]) -> str:
 def scoped_memory_tools(*, model: BaseChatModel | None = None, **options: Any) -> list[BaseTool]:
     """The tools over the thread's scope; `model` compresses an over-long document."""
 
+    by_store: dict[int, ScopedMemory] = {}
+
     def memory(runtime: ToolRuntime[Any, Any]) -> ScopedMemory:
-        return ScopedMemory(runtime_store(runtime), model=model, **options)
+        store = runtime_store(runtime)
+        found = by_store.get(id(store))
+        if found is None or found.store is not store:
+            found = by_store[id(store)] = ScopedMemory(store, model=model, **options)
+        return found
 
     def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         return _noted(memory(runtime).remember(_context(runtime), text))
