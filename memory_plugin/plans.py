@@ -72,7 +72,7 @@ Request = list[Op] | ModelCall | PutIfVersion
 Plan = Generator[Request, Any, T]
 
 
-def astuple_shallow(request: PutIfVersion) -> tuple[Any, ...]:
+def _put_args(request: PutIfVersion) -> tuple[Any, ...]:
     """The fields of a conditional put, in order, without copying the value."""
     return (request.namespace, request.key, request.value, request.expected)
 
@@ -90,7 +90,7 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
                 if isinstance(request, ModelCall):
                     result: Any = _invoke(request)
                 elif isinstance(request, PutIfVersion):
-                    result = put_if_version(store, *astuple_shallow(request))
+                    result = put_if_version(store, *_put_args(request))
                 else:
                     result = store.batch(request)
             except Exception as exc:
@@ -110,7 +110,7 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                 if isinstance(request, ModelCall):
                     result: Any = await _ainvoke(request)
                 elif isinstance(request, PutIfVersion):
-                    result = await aput_if_version(store, *astuple_shallow(request))
+                    result = await aput_if_version(store, *_put_args(request))
                 else:
                     result = await store.abatch(request)
             except Exception as exc:
