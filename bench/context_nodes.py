@@ -55,12 +55,12 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.memory import InMemoryStore
 
 from memory_plugin import MemoryContext
+from memory_plugin.compat import DeltaSnapshot
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.serde import CachingSerializer
 from memory_plugin.thread.journal_tools import journal_tools
@@ -184,7 +184,7 @@ class TimedSaver(InMemorySaver):
         return self._timed("checkpoint_load", super().get_delta_channel_history, **kwargs)
 
     def put(self, config: RunnableConfig, checkpoint: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(checkpoint["channel_values"].get("messages"), _DeltaSnapshot):
+        if isinstance(checkpoint["channel_values"].get("messages"), DeltaSnapshot):
             self.snapshots += 1  # a DeltaChannel snapshot: every message is written
         return self._timed("checkpoint_save", super().put, config, checkpoint, *args, **kwargs)
 

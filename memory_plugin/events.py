@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from langgraph.config import get_stream_writer
-from langgraph.runtime import _no_op_stream_writer
 from pydantic import BaseModel, Field
+
+from memory_plugin.compat import no_op_stream_writer
 
 Kind = Literal["scoped", "profile", "context", "journal"]
 
@@ -32,7 +33,7 @@ def emit(kind: Kind, action: str, scope: str | None = None, **details: Any) -> N
         writer = get_stream_writer()
     except RuntimeError:
         return
-    if writer is _no_op_stream_writer:
+    if writer is no_op_stream_writer:
         return
     event = {"type": "memory_event", "kind": kind, "action": action, "scope": scope}
     writer({**event, "details": details})

@@ -18,7 +18,6 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -26,6 +25,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 
 from memory_plugin.blocks import BlockSource
+from memory_plugin.compat import RunnableCallable
 from memory_plugin.context import MemoryContext
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped.api import ScopedMemory

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_store
 
+from memory_plugin.compat import RunnableCallable
 from memory_plugin.context import MemoryContext, current_context
 from memory_plugin.plans import Plan, arun, run
 

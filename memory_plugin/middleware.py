@@ -29,9 +29,9 @@ from langchain.agents.middleware import (
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage, ToolMessage
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.runtime import Runtime
 
+from memory_plugin.compat import RunnableCallable
 from memory_plugin.graph import memory_parts
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.nodes import SUMMARIZE_NOW

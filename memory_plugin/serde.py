@@ -15,8 +15,9 @@ from typing import Any
 
 import ormsgpack
 from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.serde.jsonplus import EXT_DELTA_SNAPSHOT, JsonPlusSerializer
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from memory_plugin.compat import EXT_DELTA_SNAPSHOT, DeltaSnapshot
 
 OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
@@ -33,7 +34,7 @@ class CachingSerializer(JsonPlusSerializer):
         def cached_hook(code: int, data: bytes) -> Any:
             if code == EXT_DELTA_SNAPSHOT:
                 inner = ormsgpack.unpackb(data, ext_hook=cached_hook, option=OPTIONS)
-                return _DeltaSnapshot(inner)
+                return DeltaSnapshot(inner)
             key = (code, data)
             hit = cache.get(key)
             if hit is None:

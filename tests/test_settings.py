@@ -38,19 +38,11 @@ def test_reference_defaults() -> None:
     assert (s.masking_trigger_ratio, s.masking_keep_recent) == (0.55, 5)
     assert (s.summarization_trigger_ratio, s.summarization_keep_ratio) == (0.80, 0.10)
     assert (s.fallback_context_window, s.compaction_manual) == (200_000, False)
-    assert (s.rerank, s.rerank_keep, s.rerank_candidates, s.rerank_timeout_ms) == (
-        False,
-        8,
-        24,
-        1_500,
-    )
     assert (s.recent_window_messages, s.rolling_summary_messages) == (20, 10)
-    assert (s.rolling_summary_tokens, s.pinned_max_entries, s.pinned_min_importance) == (
-        8_000,
-        10,
-        0.7,
-    )
-    assert (s.bounded_memory_chars, s.bounded_user_chars) == (2_200, 1_375)
+    assert s.rolling_summary_tokens == 8_000
+    assert (s.summary_timeout_seconds, s.profile_timeout_seconds) == (30.0, 30.0)
+    assert (s.compression_timeout_seconds, s.consolidation_timeout_seconds) == (60.0, 120.0)
+    assert s.store_timeout_seconds == 5.0
     assert (s.profile_max_tokens, field_bounds("profile_max_tokens")) == (2_000, (500, 8_000))
 
 

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from langgraph.checkpoint.postgres import _ainternal, _internal
 from langgraph.store.base import BaseStore, GetOp, PutOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
@@ -24,6 +23,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg.types.json import Jsonb
 
 from memory_plugin.backends.index import log_once
+from memory_plugin.compat import pg_async_connections, pg_connections
 
 _PG_INSERT = (
     "INSERT INTO store (prefix, key, value, created_at, updated_at) "
@@ -93,7 +93,7 @@ def put_if_version(
     """
     new = _versioned(value, expected)
     if isinstance(store, PostgresStore):
-        with _internal.get_connection(store.conn) as conn:
+        with pg_connections.get_connection(store.conn) as conn:
             if expected is None:
                 cur = conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
             else:
@@ -137,7 +137,7 @@ async def aput_if_version(
     """Async twin of put_if_version."""
     new = _versioned(value, expected)
     if isinstance(store, AsyncPostgresStore):
-        async with _ainternal.get_connection(store.conn) as conn:
+        async with pg_async_connections.get_connection(store.conn) as conn:
             if expected is None:
                 cur = await conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
             else:

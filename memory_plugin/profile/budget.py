@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.profile.document import RECENT, SECTIONS, Profile, render, repair
 from memory_plugin.profile.prompts import condense_messages
-from memory_plugin.scoped.prompts import reply_text
+from memory_plugin.replies import reply_text
 from memory_plugin.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)

@@ -36,8 +36,8 @@ from memory_plugin.profile.document import (
     repair,
 )
 from memory_plugin.profile.prompts import NOOP, consolidation_messages
+from memory_plugin.replies import reply_text
 from memory_plugin.scope import profile_scope
-from memory_plugin.scoped.prompts import reply_text
 from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.tokens import TokenCounter, counter_for
 

@@ -24,10 +24,11 @@ from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 from memory_plugin.context import MemoryContext
 from memory_plugin.namespaces import ROOT
 from memory_plugin.plans import ModelCall, Plan, arun, run
+from memory_plugin.replies import reply_text
 from memory_plugin.scope import Scope, scope_from_namespace
 from memory_plugin.scoped.documents import read_plan, write_plan
 from memory_plugin.scoped.notes import NOTES, Note, all_notes_plan, update_note_plan
-from memory_plugin.scoped.prompts import consolidation_messages, reply_text
+from memory_plugin.scoped.prompts import consolidation_messages
 from memory_plugin.settings import LayeredSettings, MemorySettings
 
 logger = logging.getLogger(__name__)

@@ -17,9 +17,10 @@ from langgraph.store.base import GetOp, Item, PutOp
 
 from memory_plugin.errors import ConflictError, MemoryWriteError
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion
+from memory_plugin.replies import reply_text
 from memory_plugin.safety import screen, strip_control
 from memory_plugin.scope import Scope
-from memory_plugin.scoped.prompts import compression_messages, reply_text
+from memory_plugin.scoped.prompts import compression_messages
 from memory_plugin.settings import MemorySettings
 
 DOCUMENT = "document"

@@ -39,14 +39,3 @@ def consolidation_messages(document: str, notes: list[Note], target: int) -> lis
             f"<notes>\n{rendered}\n</notes>"
         ),
     ]
-
-
-def reply_text(reply: object) -> str:
-    """The text of a model reply, without a wrapping code fence."""
-    content = getattr(reply, "text", None)
-    text = content if isinstance(content, str) else str(getattr(reply, "content", reply))
-    text = text.strip()
-    if text.startswith("```") and text.endswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text[: text.rfind("```")].strip()
-    return text

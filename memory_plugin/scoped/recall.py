@@ -8,9 +8,6 @@ or fails, keyword ranking answers alone.
 from __future__ import annotations
 
 import logging
-import math
-import re
-from collections import Counter
 from dataclasses import dataclass
 
 from langgraph.store.base import SearchOp
@@ -19,10 +16,10 @@ from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.notes import NOTE_INDEX, Note, all_notes_plan
+from memory_plugin.text import bm25_scores
 
 logger = logging.getLogger(__name__)
 RRF_K = 60
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -33,30 +30,9 @@ class Hit:
     score: float
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens."""
-    return [t.lower() for t in _WORD.findall(text)]
-
-
 def keyword_ranking(query: str, notes: list[Note]) -> list[str]:
     """Note keys ranked by BM25 against the query; notes sharing no word are left out."""
-    terms = set(tokens(query))
-    if not terms or not notes:
-        return []
-    docs = {note.key: Counter(tokens(note.body)) for note in notes}
-    avg_len = sum(sum(c.values()) for c in docs.values()) / len(docs) or 1.0
-    df = Counter(term for counts in docs.values() for term in terms if term in counts)
-    scores: dict[str, float] = {}
-    for key, counts in docs.items():
-        length = sum(counts.values())
-        score = 0.0
-        for term in terms:
-            tf = counts.get(term, 0)
-            if tf:
-                idf = math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
-                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg_len))
-        if score > 0:
-            scores[key] = score
+    scores = bm25_scores(query, [(note.key, note.body) for note in notes])
     return sorted(scores, key=lambda key: (-scores[key], key))
 
 

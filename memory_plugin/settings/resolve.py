@@ -19,7 +19,6 @@ RELATIONS = (
     ("document_soft_limit_chars", "document_hard_limit_chars"),
     ("recall_default_k", "recall_max_k"),
     ("summarization_keep_ratio", "summarization_trigger_ratio"),
-    ("rerank_keep", "rerank_candidates"),
 )
 
 

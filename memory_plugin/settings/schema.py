@@ -26,6 +26,15 @@ class MemorySettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
+    # Backends
+    store_timeout_seconds: float = _f(
+        5.0,
+        "a store that is down costs a turn at most this (pool timeout)",
+        ge=0.5,
+        le=120.0,
+        layers=PLATFORM_ONLY,
+    )
+
     # Memory kinds (the prebuilt graph wires and binds the tools of the kinds that are on)
     scoped_memory: bool = _f(True, "curated documents and dated notes")
     context_management: bool = _f(
@@ -55,6 +64,12 @@ class MemorySettings(BaseModel):
     flush: bool = _f(True, "pre-compaction flush note (MEMORY_FLUSH)")
     flush_max_chars: int = _f(500, "length of the flush note", ge=50, le=4_000)
     flush_timeout_seconds: float = _f(5.0, "the flush never holds a turn long", ge=0.5, le=60.0)
+    compression_timeout_seconds: float = _f(
+        60.0, "compressing an over-long document gives up after this", ge=1.0, le=600.0
+    )
+    consolidation_timeout_seconds: float = _f(
+        120.0, "one scope's nightly consolidation call gives up after this", ge=1.0, le=1_800.0
+    )
 
     # Context management (context-management.md)
     masking: bool = _f(True, "admin switch for tool-output masking", layers=("platform", "org"))
@@ -78,11 +93,9 @@ class MemorySettings(BaseModel):
     compaction_manual: bool = _f(
         False, "offer Summarize now (MEMORY_COMPACTION_MANUAL)", layers=PLATFORM_ONLY
     )
-    rerank: bool = _f(False, "one LLM call per search reorders results")
-    rerank_keep: int = _f(8, "results kept after rerank", ge=1, le=100)
-    rerank_candidates: int = _f(24, "candidates sent to the reranker", ge=1, le=200)
-    rerank_timeout_ms: int = _f(1_500, "rerank fails open after this", ge=100, le=30_000)
-    rerank_model: str | None = _f(None, "model for rerank; None uses the graph's model")
+    summary_timeout_seconds: float = _f(
+        30.0, "a compaction or rolling summary call never holds a turn longer", ge=1.0, le=600.0
+    )
 
     # Thread and agent memory (thread-and-agent-memory.md)
     thread_policy: Literal["summarize", "recent_window"] = _f(
@@ -95,14 +108,6 @@ class MemorySettings(BaseModel):
     rolling_summary_tokens: int = _f(
         8_000, "tokens out of the window before a summary pass", ge=500, le=200_000
     )
-    pinned_max_entries: int = _f(10, "pinned entries injected per run", ge=1, le=100)
-    pinned_min_importance: float = _f(
-        0.7, "user_profile entries at or above this are pinned", ge=0.0, le=1.0
-    )
-
-    # Bounded entry memory (bounded-entry-memory.md)
-    bounded_memory_chars: int = _f(2_200, "MEMORY.md entries in total", ge=200, le=20_000)
-    bounded_user_chars: int = _f(1_375, "USER.md entries in total", ge=200, le=20_000)
 
     # User profile memory (user-profile-memory.md)
     profile: bool = _f(True, "operator feature flag for the user profile", layers=PLATFORM_ONLY)
@@ -115,6 +120,9 @@ class MemorySettings(BaseModel):
     profile_max_tokens: int = _f(2_000, "profile token budget", ge=500, le=8_000)
     profile_condense_ratio: float = _f(
         0.9, "condensation aims at this share of the budget", ge=0.5, le=0.99
+    )
+    profile_timeout_seconds: float = _f(
+        30.0, "post-turn profile consolidation gives up after this", ge=1.0, le=600.0
     )
     profile_model: str | None = _f(None, "model for consolidation; None uses the graph's model")
 

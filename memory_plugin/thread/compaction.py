@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, RemoveMessage
 
 from memory_plugin.plans import ModelCall, Plan
-from memory_plugin.scoped.prompts import reply_text
+from memory_plugin.replies import reply_text
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.pairs import preserved_before, safe_cut
 from memory_plugin.thread.prompts import summary_messages

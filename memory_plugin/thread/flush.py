@@ -12,9 +12,9 @@ from langchain_core.messages import BaseMessage
 
 from memory_plugin.events import emit
 from memory_plugin.plans import ModelCall, Plan
+from memory_plugin.replies import reply_text
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.notes import Note, append_plan
-from memory_plugin.scoped.prompts import reply_text
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.prompts import flush_messages
 

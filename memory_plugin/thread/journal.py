@@ -7,8 +7,6 @@ Deleting a thread keeps its journal and summaries unless asked otherwise.
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
@@ -27,7 +25,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.namespaces import encode_id, namespace
 from memory_plugin.plans import Plan, arun, run
-from memory_plugin.scoped.recall import tokens
+from memory_plugin.text import bm25_scores, tokens
 
 JOURNAL = "journal"
 TOOL_CALLS = "tool_calls"
@@ -167,26 +165,9 @@ def _all_entries_plan(thread_id: str) -> Plan[list[JournalEntry]]:
 
 def _rank(query: str, entries: list[JournalEntry]) -> list[JournalEntry]:
     """Entries sharing a word with the query, best BM25 match first, newer first on ties."""
-    terms = set(tokens(query))
-    docs = [(entry, Counter(tokens(entry.text))) for entry in entries]
-    if not docs:
-        return []
-    avg_len = sum(sum(counts.values()) for _, counts in docs) / len(docs) or 1.0
-    df = Counter(term for _, counts in docs for term in terms if term in counts)
-    scored: list[tuple[float, JournalEntry]] = []
-    for entry, counts in docs:
-        norm = 1.2 * (0.25 + 0.75 * sum(counts.values()) / avg_len)
-        score = sum(
-            math.log(1 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
-            * counts[term]
-            * 2.2
-            / (counts[term] + norm)
-            for term in terms
-            if counts[term]
-        )
-        if score > 0:
-            scored.append((score, entry))
-    return [entry for _, entry in sorted(scored, key=lambda pair: (-pair[0], -pair[1].seq))]
+    by_seq = {entry.seq: entry for entry in entries}
+    scores = bm25_scores(query, [(entry.seq, entry.text) for entry in entries])
+    return [by_seq[seq] for seq in sorted(scores, key=lambda seq: (-scores[seq], -seq))]
 
 
 def search_plan(

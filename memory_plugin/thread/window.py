@@ -17,7 +17,7 @@ from langgraph.store.base import GetOp, PutOp
 
 from memory_plugin.errors import SettingsError
 from memory_plugin.plans import ModelCall, Plan
-from memory_plugin.scoped.prompts import reply_text
+from memory_plugin.replies import reply_text
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.journal import JournalEntry, tail_plan, thread_namespace
 from memory_plugin.thread.pairs import call_ids
