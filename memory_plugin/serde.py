@@ -5,6 +5,10 @@ threads. Messages are stored as msgpack extension records; identical records dec
 same message, so a bounded cache keyed by the record's bytes turns that rebuild into
 lookups, and callers get a shallow copy, never the cached object itself. Messages inside a
 DeltaChannel snapshot go through the same cache.
+
+msgpack cannot hold an integer beyond 64 bits (a model may put one in tool arguments): a
+checkpoint value that fails to encode is encoded again normalised by `storable`, the same
+rule every store write follows, so the thread stays usable.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from memory_plugin.compat import EXT_DELTA_SNAPSHOT, DeltaSnapshot
+from memory_plugin.storable import storable
 
 OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
@@ -48,3 +53,13 @@ class CachingSerializer(JsonPlusSerializer):
             return hit.model_copy()
 
         self._unpack_ext_hook = cached_hook
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """Encode a value; one msgpack cannot hold is encoded again normalised."""
+        try:
+            return super().dumps_typed(obj)
+        except TypeError:
+            normalised = storable(obj)
+            if normalised is obj:
+                raise
+            return super().dumps_typed(normalised)

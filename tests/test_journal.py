@@ -30,6 +30,8 @@ from memory_plugin.thread.journal import (
     append_plan,
     delete_thread,
     entry_key,
+    kept_incarnations_plan,
+    kept_namespace,
     search_plan,
     tail_plan,
     thread_namespace,
@@ -235,6 +237,11 @@ def thread_items(backend: Backend, thread: str) -> list[str]:
     return sorted(f"{i.namespace[-1]}/{i.key}" for i in backend.store.search(ns, limit=100))
 
 
+def kept_items(backend: Backend, thread: str, incarnation: int) -> list[str]:
+    ns = kept_namespace(thread, incarnation)
+    return sorted(f"{i.namespace[-1]}/{i.key}" for i in backend.store.search(ns, limit=100))
+
+
 def test_delete_thread_keeps_the_journal_unless_asked(backend: Backend) -> None:
     graph = chat_graph(backend)
     for thread in ("t1", "t10"):
@@ -245,12 +252,14 @@ def test_delete_thread_keeps_the_journal_unless_asked(backend: Backend) -> None:
     t1 = {"configurable": {"thread_id": "t1"}}
     kept = thread_items(backend, "t1")
     assert "summary/rolling" in kept and f"journal/{entry_key(4)}" in kept
-    delete_thread(backend.checkpointer, backend.store, "t1")
+    assert delete_thread(backend.checkpointer, backend.store, "t1") == 0
     assert backend.checkpointer.get_tuple(t1) is None
     assert graph.get_state(t1).values == {}
-    assert thread_items(backend, "t1") == kept
-    delete_thread(backend.checkpointer, backend.store, "t1", keep_journal=False)
     assert thread_items(backend, "t1") == []
+    assert kept_items(backend, "t1", 0) == kept
+    delete_thread(backend.checkpointer, backend.store, "t1", keep_journal=False)
+    assert thread_items(backend, "t1") == [] and kept_items(backend, "t1", 0) == []
+    assert run(backend.store, kept_incarnations_plan("t1")) == []
     assert thread_items(backend, "t10") == other and len(other) > 5
     assert graph.get_state({"configurable": {"thread_id": "t10"}}).values["messages"]
 
@@ -262,14 +271,16 @@ async def test_adelete_thread(abackend: Backend) -> None:
     await arun(abackend.store, append_plan("t1", flight_chat(), 0, T0))
     await abackend.store.aput((*thread_namespace("t1"), "summary"), "rolling", {"text": "trip"})
     before = await abackend.store.asearch(thread_namespace("t1"), limit=100)
-    await adelete_thread(abackend.checkpointer, abackend.store, "t1")
+    assert await adelete_thread(abackend.checkpointer, abackend.store, "t1") == 0
     assert await abackend.checkpointer.aget_tuple(t1) is None
-    after = await abackend.store.asearch(thread_namespace("t1"), limit=100)
+    assert await abackend.store.asearch(thread_namespace("t1"), limit=100) == []
+    after = await abackend.store.asearch(kept_namespace("t1", 0), limit=100)
     assert sorted(i.key for i in after) == sorted(i.key for i in before) and len(before) > 6
     await graph.ainvoke({"messages": [HumanMessage("again")]}, t1)
     await adelete_thread(abackend.checkpointer, abackend.store, "t1", keep_journal=False)
     assert await abackend.checkpointer.aget_tuple(t1) is None
     assert await abackend.store.asearch(thread_namespace("t1"), limit=100) == []
+    assert await abackend.store.asearch(kept_namespace("t1", 0), limit=100) == []
 
 
 def call(name: str, **args: Any) -> AIMessage:

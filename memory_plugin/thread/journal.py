@@ -2,7 +2,10 @@
 
 Masking and compaction may later shrink the graph's working state; the journal keeps the
 full transcript, searchable, and an index from each tool call id to its call and result.
-Deleting a thread keeps its journal and summaries unless asked otherwise.
+Deleting a thread keeps its journal and summaries unless asked otherwise: they are moved
+aside as a kept incarnation of the thread (0, 1, ... in the order of the deletes), so a
+thread started again under the same id begins an empty journal that can neither find nor
+overwrite the old one, and the kept journal stays readable by its incarnation.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from memory_plugin.text import bm25_scores, tokens
 
 JOURNAL = "journal"
 TOOL_CALLS = "tool_calls"
+KEPT = "kept_thread"
+KEPT_COUNT = "incarnations"
 PAGE = 1_000
 MAX_HITS = 50
 _ROLE_ALIASES = {"user": "human", "assistant": "ai"}
@@ -65,6 +70,24 @@ _FIELDS = tuple(f.name for f in fields(JournalEntry))
 def thread_namespace(thread_id: str) -> tuple[str, ...]:
     """The namespace holding everything durable about one thread."""
     return namespace("thread", encode_id(thread_id, what="thread_id"))
+
+
+def kept_namespace(thread_id: str, incarnation: int) -> tuple[str, ...]:
+    """The namespace holding a deleted thread's kept journal and summaries."""
+    return (*_kept_root(thread_id), str(incarnation))
+
+
+def _kept_root(thread_id: str) -> tuple[str, ...]:
+    return namespace(KEPT, encode_id(thread_id, what="thread_id"))
+
+
+def _base(thread_id: str, incarnation: int | None) -> tuple[str, ...]:
+    """The live thread's namespace, or a kept incarnation's."""
+    if incarnation is None:
+        return thread_namespace(thread_id)
+    if isinstance(incarnation, bool) or not isinstance(incarnation, int) or incarnation < 0:
+        raise MemoryWriteError(f"incarnation must be a whole number >= 0, got {incarnation!r}")
+    return kept_namespace(thread_id, incarnation)
 
 
 def entry_key(seq: int) -> str:
@@ -138,10 +161,11 @@ def tail_plan(thread_id: str, next_seq: int, n: int) -> Plan[list[JournalEntry]]
 
 
 def tool_call_plan(
-    thread_id: str, tool_call_id: str
+    thread_id: str, tool_call_id: str, *, incarnation: int | None = None
 ) -> Plan[tuple[JournalEntry | None, JournalEntry | None]]:
-    """The entry that made a tool call and the entry holding its result."""
-    base = thread_namespace(thread_id)
+    """The entry that made a tool call and the entry holding its result (in the live thread,
+    or in a kept incarnation)."""
+    base = _base(thread_id, incarnation)
     sides = (CALL, RESULT)
     links = yield [GetOp((*base, TOOL_CALLS), _link_key(tool_call_id, side)) for side in sides]
     seqs = {side: link.value["seq"] for side, link in zip(sides, links, strict=True) if link}
@@ -153,8 +177,9 @@ def tool_call_plan(
     return found.get(CALL), found.get(RESULT)
 
 
-def _all_entries_plan(thread_id: str) -> Plan[list[JournalEntry]]:
-    journal = (*thread_namespace(thread_id), JOURNAL)
+def entries_plan(thread_id: str, *, incarnation: int | None = None) -> Plan[list[JournalEntry]]:
+    """Every entry of the live thread's journal, or of a kept incarnation's, by seq."""
+    journal = (*_base(thread_id, incarnation), JOURNAL)
     items: list[Item] = []
     while True:
         (page,) = yield [SearchOp(journal, limit=PAGE, offset=len(items))]
@@ -178,15 +203,17 @@ def search_plan(
     after: date | None,
     before: date | None,
     limit: int,
+    incarnation: int | None = None,
 ) -> Plan[list[JournalEntry]]:
-    """The thread's entries best matching a query; with only filters, the newest first."""
+    """The thread's entries best matching a query; with only filters, the newest first (in
+    the live thread, or in a kept incarnation)."""
     role = _ROLE_ALIASES.get(role, role) if role else None
     keyword = bool(tokens(query))
     if not keyword and role is None and after is None and before is None:
         raise MemoryWriteError("journal search needs a query, or a role, after or before filter")
     if after is not None and before is not None and after > before:
         raise MemoryWriteError(f"after ({after}) is later than before ({before})")
-    entries = yield from _all_entries_plan(thread_id)
+    entries = yield from entries_plan(thread_id, incarnation=incarnation)
     matching = [
         entry
         for entry in entries
@@ -200,12 +227,43 @@ def search_plan(
     return matching[::-1][:limit]
 
 
-def _purge_plan(base: tuple[str, ...]) -> Plan[None]:
+def kept_incarnations_plan(thread_id: str) -> Plan[list[int]]:
+    """The kept incarnations of a thread id, oldest first."""
+    (item,) = yield [GetOp(_kept_root(thread_id), KEPT_COUNT)]
+    return list(range(int(item.value["count"]) if item else 0))
+
+
+def _move_aside_plan(thread_id: str) -> Plan[int | None]:
+    """Move everything the live thread keeps in the store to its next kept incarnation, each
+    page copied before its originals go (a retry after a crash finishes the same move)."""
+    base = thread_namespace(thread_id)
+    incarnation = len((yield from kept_incarnations_plan(thread_id)))
+    target = kept_namespace(thread_id, incarnation)
+    moved = False
     while True:
         (page,) = yield [SearchOp(base, limit=PAGE)]
         if not page:
-            return
+            break
+        moved = True
+        yield [
+            PutOp((*target, *item.namespace[len(base) :]), item.key, item.value, index=False)
+            for item in page
+        ]
         yield [PutOp(item.namespace, item.key, None) for item in page]
+    if not moved:
+        return None
+    count = {"count": incarnation + 1}
+    yield [PutOp(_kept_root(thread_id), KEPT_COUNT, count, index=False)]
+    return incarnation
+
+
+def _purge_plan(thread_id: str) -> Plan[None]:
+    for base in (thread_namespace(thread_id), _kept_root(thread_id)):
+        while True:
+            (page,) = yield [SearchOp(base, limit=PAGE)]
+            if not page:
+                break
+            yield [PutOp(item.namespace, item.key, None) for item in page]
 
 
 def delete_thread(
@@ -214,12 +272,17 @@ def delete_thread(
     thread_id: str,
     *,
     keep_journal: bool = True,
-) -> None:
-    """Delete a thread's checkpoints; with keep_journal=False, its journal and summaries too."""
-    base = thread_namespace(thread_id)
-    checkpointer.delete_thread(thread_id)
+) -> int | None:
+    """Delete a thread's checkpoints; its journal and summaries are kept aside, the kept
+    incarnation returned (None when there was nothing to keep). With keep_journal=False they
+    are deleted too, with every kept incarnation of the thread id."""
     if not keep_journal:
-        run(store, _purge_plan(base))
+        checkpointer.delete_thread(thread_id)
+        run(store, _purge_plan(thread_id))
+        return None
+    incarnation = run(store, _move_aside_plan(thread_id))
+    checkpointer.delete_thread(thread_id)
+    return incarnation
 
 
 async def adelete_thread(
@@ -228,9 +291,12 @@ async def adelete_thread(
     thread_id: str,
     *,
     keep_journal: bool = True,
-) -> None:
+) -> int | None:
     """Async delete_thread."""
-    base = thread_namespace(thread_id)
-    await checkpointer.adelete_thread(thread_id)
     if not keep_journal:
-        await arun(store, _purge_plan(base))
+        await checkpointer.adelete_thread(thread_id)
+        await arun(store, _purge_plan(thread_id))
+        return None
+    incarnation = await arun(store, _move_aside_plan(thread_id))
+    await checkpointer.adelete_thread(thread_id)
+    return incarnation

@@ -1,0 +1,73 @@
+"""Values every backend can store: text without NUL or lone surrogates, 64-bit integers.
+
+PostgreSQL's jsonb refuses U+0000 and a UTF-8 encoder refuses lone surrogates; msgpack and
+the databases refuse integers beyond signed 64 bits. A user's text or a model's tool
+arguments may hold any of them, so values are normalised before they are written: NUL and
+lone surrogates become U+FFFD (a valid surrogate pair becomes its character), and an
+integer beyond signed 64 bits becomes its decimal string. Nothing else changes, and an
+unchanged value is returned as the same object.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.store.base import Op, PutOp, SearchOp
+from pydantic import BaseModel
+
+REPLACEMENT = "\ufffd"
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """The text with NUL and lone surrogates replaced by U+FFFD."""
+    if not _UNSTORABLE.search(text):
+        return text
+    if _SURROGATE.search(text):
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text.replace("\x00", REPLACEMENT)
+
+
+def storable(value: Any) -> Any:
+    """The value with every string (keys included) and out-of-range integer normalised,
+    through dicts, lists, tuples (named ones keep their type) and pydantic models."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if INT64_MIN <= value <= INT64_MAX else str(value)
+    if isinstance(value, dict):
+        pairs = [(storable(k), storable(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
+    if isinstance(value, list | tuple):
+        items = [storable(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        if isinstance(value, list):
+            return items
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, BaseModel):
+        fields = {name: getattr(value, name) for name in type(value).model_fields}
+        changed = {name: new for name, old in fields.items() if (new := storable(old)) is not old}
+        return value.model_copy(update=changed) if changed else value
+    return value
+
+
+def storable_op(op: Op) -> Op:
+    """A store operation whose written value and search text every backend accepts."""
+    if isinstance(op, PutOp) and op.value is not None:
+        value = storable(op.value)
+        return op if value is op.value else op._replace(value=value)
+    if isinstance(op, SearchOp) and (op.query or op.filter):
+        query = storable_text(op.query) if op.query else op.query
+        found = storable(op.filter) if op.filter else op.filter
+        if query is op.query and found is op.filter:
+            return op
+        return op._replace(query=query, filter=found)
+    return op
