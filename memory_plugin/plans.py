@@ -21,6 +21,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore, Op
 
 from memory_plugin.backends.conditional import aput_if_version, put_if_version
+from memory_plugin.storable import storable, storable_op
 
 T = TypeVar("T")
 
@@ -73,8 +74,9 @@ Plan = Generator[Request, Any, T]
 
 
 def _put_args(request: PutIfVersion) -> tuple[Any, ...]:
-    """The fields of a conditional put, in order, without copying the value."""
-    return (request.namespace, request.key, request.value, request.expected)
+    """The fields of a conditional put, in order, its value made storable (not copied when
+    already storable)."""
+    return (request.namespace, request.key, storable(request.value), request.expected)
 
 
 def _resume(plan: Plan[T], result: Any, failure: Exception | None) -> Request:
@@ -92,7 +94,7 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
                 elif isinstance(request, PutIfVersion):
                     result = put_if_version(store, *_put_args(request))
                 else:
-                    result = store.batch(request)
+                    result = store.batch([storable_op(op) for op in request])
             except Exception as exc:
                 request = _resume(plan, None, exc)
             else:
@@ -112,7 +114,7 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                 elif isinstance(request, PutIfVersion):
                     result = await aput_if_version(store, *_put_args(request))
                 else:
-                    result = await store.abatch(request)
+                    result = await store.abatch([storable_op(op) for op in request])
             except Exception as exc:
                 request = _resume(plan, None, exc)
             else:
