@@ -8,13 +8,15 @@ says so and plays a scripted offline demo through the very same graph.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any, TextIO, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 
@@ -23,13 +25,16 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.demo import DemoModel
 from memory_plugin.graph import create_memory_graph
 from memory_plugin.models import MODEL_ENV, resolve_model
+from memory_plugin.plans import run
 from memory_plugin.profile.budget import body
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.settings import LayeredSettings
+from memory_plugin.thread.journal import entries_plan
 from memory_plugin.thread.masking import is_masked
 from memory_plugin.thread.nodes import summarize_now
 
+logger = logging.getLogger(__name__)
 SYSTEM_PROMPT = "You are a helpful assistant with durable memory. Be concise."
 HELP = (
     "/memory  what memory put in front of the model this turn\n"
@@ -92,14 +97,14 @@ class Chat:
                     self.say(f"  ↳ {call['name']}({_short(call['args'])})")
 
     def show_history(self) -> None:
-        """A resumed thread: its messages, with compaction dividers where they happened."""
+        """A resumed thread, replayed from its journal (turns compacted away included), with
+        every compaction divider where it happened."""
         values = self.state()
-        dividers = {
-            d["before_message_id"]: d for d in values.get("memory_context", {}).get("dividers", [])
-        }
-        for message in values.get("messages", []):
-            if message.id in dividers:
-                d = dividers[message.id]
+        messages, times = self._transcript(values.get("messages", []))
+        dividers = values.get("memory_context", {}).get("dividers", [])
+        at = _divider_positions(dividers, [m.id for m in messages], times)
+        for i, message in enumerate([*messages, None]):
+            for d in (d for d, position in zip(dividers, at, strict=True) if position == i):
                 tokens = f"~{d['tokens_before']:,} → ~{d['tokens_after']:,} tokens"
                 self.say(f"──── {d['text']} ({tokens}) ────")
             if isinstance(message, HumanMessage):
@@ -108,6 +113,25 @@ class Chat:
                 self.say(f"assistant> {message.text}")
             elif isinstance(message, ToolMessage) and is_masked(message):
                 self.say(f"  [masked output of {message.name}]")
+
+    def _transcript(
+        self, in_state: Sequence[BaseMessage]
+    ) -> tuple[list[BaseMessage], list[str | None]]:
+        """Every message of the thread, oldest first, with its journal time: the journal's,
+        where the state still holds a message its version (masked outputs show as masked),
+        then any not journaled yet. Without a readable journal, the state's messages."""
+        thread = str(self.config["configurable"]["thread_id"])
+        try:
+            entries = run(self.backend.store, entries_plan(thread))
+        except Exception:
+            logger.warning("the journal of thread %s could not be read", thread, exc_info=True)
+            entries = []
+        current = {m.id: m for m in in_state if m.id}
+        journaled = {e.message_id for e in entries}
+        messages = [current.get(e.message_id or "") or e.to_message() for e in entries]
+        times: list[str | None] = [e.created_at for e in entries]
+        rest = [m for m in in_state if not m.id or m.id not in journaled]
+        return [*messages, *rest], [*times, *[None] * len(rest)]
 
     def command(self, line: str) -> bool:
         """Run a slash command; False when the user quits."""
@@ -153,6 +177,24 @@ class Chat:
             return
         report = summarize_now(self.graph, self.config, context=self.ctx)
         self.say(report["message"])
+
+
+def _divider_positions(
+    dividers: Sequence[dict[str, Any]], ids: Sequence[str | None], times: Sequence[str | None]
+) -> list[int]:
+    """Where each divider goes: before the message it was cut at, or, when that message is
+    unknown, before the first message journaled after it; never before an earlier one."""
+    index = {message_id: i for i, message_id in enumerate(ids) if message_id}
+    when = [datetime.fromisoformat(t) if t else None for t in times]
+    positions: list[int] = []
+    for d in dividers:
+        position = index.get(d.get("before_message_id") or "")
+        if position is None:
+            cut = datetime.fromisoformat(d["at"])
+            later = (i for i, t in enumerate(when) if t is None or t > cut)
+            position = next(later, len(ids))
+        positions.append(max([position, *positions[-1:]]))
+    return positions
 
 
 def _short(args: dict[str, Any]) -> str:
