@@ -10,8 +10,9 @@ thrown into the plan at its `yield`, so the plan decides what a failure means.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Generator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -35,17 +36,24 @@ class ModelCall:
     timeout: float | None = None
 
 
-_timeout_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memory-plugin-model")
-
-
 def _invoke(call: ModelCall) -> Any:
+    """The model's reply; a timed call runs on its own daemon thread, so a call that never
+    returns holds neither the caller past its timeout nor a worker that later calls need."""
+    messages = list(call.messages)
     if call.timeout is None:
-        return call.model.invoke(list(call.messages))
-    future = _timeout_pool.submit(call.model.invoke, list(call.messages))
+        return call.model.invoke(messages)
+    future: Future[Any] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(call.model.invoke(messages))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="memory-plugin-model", daemon=True).start()
     try:
         return future.result(timeout=call.timeout)
     except FutureTimeout:
-        future.cancel()
         raise TimeoutError(f"the model did not answer within {call.timeout:g} s") from None
 
 
@@ -123,9 +131,20 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
         return done.value  # type: ignore[no-any-return]
 
 
+def _store_wide(failure: Exception) -> bool:
+    """Whether a failure is the store's as a whole rather than one operation's: unreachable,
+    timed out or locked (an OSError, which connection errors and timeouts are, or a DB-API
+    OperationalError)."""
+    if isinstance(failure, OSError):
+        return True
+    return any(cls.__name__ == "OperationalError" for cls in type(failure).__mro__)
+
+
 def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     """Run plans side by side, merging their store-operation requests into one batch per
-    round (other requests go one at a time); a plan's failure is thrown into that plan only."""
+    round (other requests go one at a time); a plan's failure is thrown into that plan only.
+    When a merged batch fails for a reason that is not store-wide, each plan's operations are
+    sent again on their own, so one plan's bad operation fails that plan alone."""
     results: list[Any] = [None] * len(plans)
     pending: dict[int, Request] = {}
     replies: dict[int, tuple[Any, Exception | None]]
@@ -142,6 +161,12 @@ def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                 outcome: Any = yield merged
             except Exception as exc:
                 replies = {i: (None, exc) for i in batched}
+                if len(batched) > 1 and not _store_wide(exc):
+                    for i, ops in batched.items():
+                        try:
+                            replies[i] = ((yield ops), None)
+                        except Exception as alone:
+                            replies[i] = (None, alone)
             else:
                 replies, at = {}, 0
                 for i, ops in batched.items():

@@ -3,7 +3,13 @@ replaced by a model-written running summary, and a divider records the cut.
 
 The cut never separates an AI message's tool calls from their results, and the latest
 write_todos call stays with its result. Summaries are progressive: the previous summary is
-fed into the next. A failed summary leaves the conversation as it was.
+fed into the next. A summary the model fails to write, or one `checked_rewrite` refuses, is
+a failed compaction: the conversation stays as it was. Summarize now keeps the latest
+complete turn (or the keep share, whichever is smaller) and compacts everything before it.
+
+`CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
+event whose flush note is written: one note per event, however often it is retried) and
+`last_compaction` (the outcome of the last Summarize now).
 """
 
 from __future__ import annotations
@@ -15,13 +21,18 @@ from datetime import datetime
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, RemoveMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+from langgraph.config import get_store
 
+from memory_plugin.events import emit
 from memory_plugin.plans import ModelCall, Plan
-from memory_plugin.replies import reply_text
+from memory_plugin.replies import checked_rewrite
 from memory_plugin.settings import MemorySettings
+from memory_plugin.thread.flush import FlushHook, flush_hook
 from memory_plugin.thread.pairs import preserved_before, safe_cut
 from memory_plugin.thread.prompts import summary_messages
+from memory_plugin.thread.tally import tally
+from memory_plugin.thread.turn import SUMMARY, Turn, window
 from memory_plugin.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
@@ -30,7 +41,9 @@ DIVIDER_TEXT = {
     "auto": "Earlier messages were summarized to free up context",
     "manual": "Context summarized on request",
 }
-FlushHook = Callable[[Sequence[BaseMessage]], Plan[Any]]
+DIVIDERS, FLUSH_EVENT, LAST = "dividers", "flush_event", "last_compaction"
+NOT_ENABLED = "Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
+NOTHING_YET = "nothing to compact yet"
 
 
 @dataclass(frozen=True)
@@ -42,12 +55,28 @@ class Compaction:
     message: str = ""
 
 
+def latest_turn_start(messages: Sequence[BaseMessage]) -> int | None:
+    """Index of the user message that opens the latest complete turn (one the assistant
+    answered); None when there is none."""
+    answered = False
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AIMessage):
+            answered = True
+        elif isinstance(messages[i], HumanMessage) and answered:
+            return i
+    return None
+
+
 def split(
-    messages: Sequence[BaseMessage], counter: TokenCounter, keep_tokens: float
+    messages: Sequence[BaseMessage],
+    counter: TokenCounter,
+    keep_tokens: float,
+    keep_from: int | None = None,
 ) -> tuple[list[int], list[int], int]:
     """Indices to summarize, indices to keep, and the cut: the newest messages within
-    keep_tokens (at least one), moved back so tool calls and results stay whole, are kept
-    with what is always preserved."""
+    keep_tokens (at least one), or only those from `keep_from` on when that keeps fewer,
+    moved back so tool calls and results stay whole, are kept with what is always
+    preserved."""
     cut = len(messages)
     used = 0
     while cut > 0:
@@ -56,6 +85,8 @@ def split(
             break
         used += size
         cut -= 1
+    if keep_from is not None:
+        cut = max(cut, keep_from)
     cut = safe_cut(messages, cut)
     preserved = set(preserved_before(messages, cut))
     summarize = [i for i in range(cut) if i not in preserved]
@@ -65,7 +96,7 @@ def split(
 
 def due(info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter) -> bool:
     """Whether the transcript and running summary have crossed the compaction trigger."""
-    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get("summary", "")))
+    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
     return before >= settings.summarization_trigger_ratio * window
 
 
@@ -82,27 +113,28 @@ def compaction_plan(
     flush: FlushHook | None,
 ) -> Plan[Compaction]:
     """Compact when due (always for `manual`); see the module docstring."""
-    summary = str(info.get("summary", ""))
+    summary = str(info.get(SUMMARY, ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
     if kind == "auto" and not due({**info, "tokens": tokens}, settings, window, counter):
         return Compaction("nothing_to_compact", message="below the compaction trigger")
-    summarize, keep, cut = split(messages, counter, settings.summarization_keep_ratio * window)
+    keep_from = latest_turn_start(messages) if kind == "manual" else None
+    keep_tokens = settings.summarization_keep_ratio * window
+    summarize, keep, cut = split(messages, counter, keep_tokens, keep_from)
     if not summarize:
-        return Compaction("nothing_to_compact", message="nothing to compact yet")
+        return Compaction("nothing_to_compact", message=NOTHING_YET)
     old = [messages[i] for i in summarize]
-    flush_event = old[0].id
     flushed: dict[str, Any] = {}
-    if flush is not None and info.get("flush_event") != flush_event:
-        yield from flush(old)
-        flushed = {"flush_event": flush_event}
+    if flush is not None and info.get(FLUSH_EVENT) != old[0].id:
+        note = yield from flush(old)
+        flushed = {FLUSH_EVENT: old[0].id} if note is not None else {}
     try:
-        reply = yield ModelCall(model, summary_messages(summary, old))
-        new_summary = reply_text(reply)
-        if not new_summary:
-            raise ValueError("the model returned an empty summary")
+        reply = yield ModelCall(
+            model, summary_messages(summary, old), timeout=settings.summary_timeout_seconds
+        )
+        new_summary = checked_rewrite(reply, previous=summary, what="compaction summary")
     except Exception as exc:
-        logger.warning("compaction failed; the conversation is unchanged", exc_info=True)
+        logger.warning("compaction failed; the conversation is unchanged: %s", exc, exc_info=True)
         return Compaction(
             "failed", {"memory_context": flushed} if flushed else {}, f"summary failed: {exc}"
         )
@@ -120,8 +152,8 @@ def compaction_plan(
     }
     context = {
         **flushed,
-        "summary": new_summary,
-        "dividers": [*info.get("dividers", []), divider],
+        SUMMARY: new_summary,
+        DIVIDERS: [*info.get(DIVIDERS, []), divider],
         "tokens": kept_tokens,
         "counted_len": len(kept),
         "counted_last_id": kept[-1].id if kept else None,
@@ -133,3 +165,71 @@ def compaction_plan(
         {"messages": removals, "memory_context": context},
         f"{DIVIDER_TEXT[kind]} (~{before:,} -> ~{after:,} tokens)",
     )
+
+
+class CompactionStep:
+    """Compacts a turn's thread when due, or on request (Summarize now)."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        summary_model: BaseChatModel,
+        counter: TokenCounter,
+        clock: Callable[[], datetime],
+        journal: Callable[[Turn], Plan[None]],
+    ) -> None:
+        self.model = model
+        self.summary_model = summary_model
+        self.counter = counter
+        self.clock = clock
+        self.journal = journal
+
+    def step(self, turn: Turn, kind: Kind) -> Plan[Compaction]:
+        """Compact when due (always for `manual`), once everything is journaled."""
+        counts, _ = tally(turn.messages, turn.info, self.counter)
+        turn.record(counts)
+        size = window(self.model, turn.settings)
+        if kind == "auto" and not due(turn.info, turn.settings, size, self.counter):
+            return Compaction("nothing_to_compact", message="below the compaction trigger")
+        yield from self.journal(turn)
+        if turn.journaled:
+            now = self.clock()
+            result = yield from compaction_plan(
+                turn.messages,
+                turn.info,
+                model=self.summary_model,
+                settings=turn.settings,
+                window=size,
+                counter=self.counter,
+                kind=kind,
+                now=now,
+                flush=flush_hook(self.summary_model, get_store(), turn.ctx, turn.settings, now),
+            )
+        else:
+            reason = "the journal could not be written; the conversation is unchanged"
+            result = Compaction("failed", message=reason)
+        turn.apply(result.updates.get("messages", []))
+        turn.record(result.updates.get("memory_context", {}))
+        if result.status != "nothing_to_compact" or kind == "manual":
+            divider = result.updates.get("memory_context", {}).get(DIVIDERS, [{}])[-1]
+            emit(
+                "context",
+                result.status,
+                None,
+                trigger=kind,
+                message=result.message,
+                tokens_before=divider.get("tokens_before"),
+                tokens_after=divider.get("tokens_after"),
+            )
+        return result
+
+    def on_request(self, turn: Turn) -> Plan[None]:
+        """Summarize now: at least one assistant turn and something before the latest turn
+        are needed; the outcome goes to `last_compaction`."""
+        if not turn.settings.compaction_manual:
+            result = Compaction("failed", message=NOT_ENABLED)
+        elif not any(isinstance(m, AIMessage) for m in turn.messages):
+            result = Compaction("nothing_to_compact", message=NOTHING_YET)
+        else:
+            result = yield from self.step(turn, "manual")
+        turn.record({LAST: {"status": result.status, "message": result.message, "kind": "manual"}})

@@ -4,21 +4,25 @@ summarized. Best effort: bounded by a timeout, and any failure only logs."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langgraph.store.base import BaseStore
 
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.replies import reply_text
-from memory_plugin.scope import Scope
+from memory_plugin.scope import Scope, thread_scope
 from memory_plugin.scoped.notes import Note, append_plan
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.prompts import flush_messages
 
 logger = logging.getLogger(__name__)
+FlushHook = Callable[[Sequence[BaseMessage]], Plan[Note | None]]
 
 
 def trim_at_word(text: str, limit: int) -> str:
@@ -54,3 +58,27 @@ def flush_plan(
     except Exception:
         logger.warning("pre-compaction flush failed; compaction goes on", exc_info=True)
         return None
+
+
+def flush_hook(
+    model: BaseChatModel,
+    store: BaseStore,
+    ctx: MemoryContext,
+    settings: MemorySettings,
+    now: datetime,
+) -> FlushHook | None:
+    """The flush for this run's thread scope, given the messages about to be summarized;
+    None when the flush is off."""
+    if not settings.flush:
+        return None
+    semantic = getattr(store, "index_config", True) is not None
+
+    def flush(old: Sequence[BaseMessage]) -> Plan[Note | None]:
+        try:
+            scope = thread_scope(ctx)
+        except ScopeError as exc:
+            logger.info("no pre-compaction flush: %s", exc)
+            return None
+        return (yield from flush_plan(model, old, scope, settings, now, semantic))
+
+    return flush

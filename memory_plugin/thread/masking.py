@@ -4,20 +4,29 @@ short placeholder saying how to get them back; the most recent results stay.
 Masked messages replace the originals in the thread state (so masking is done once and
 checkpoints shrink); the originals stay in the journal. Each activation clears at least
 `masking_min_clear_ratio` of the window, so the prompt prefix changes rarely.
+
+`MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
+next scan starts (`mask_scan_from`) and how many outputs were masked (`masked`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ToolMessage
 
+from memory_plugin.events import emit
+from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.pairs import call_positions
-from memory_plugin.tokens import TokenCounter
+from memory_plugin.thread.tally import tally
+from memory_plugin.thread.turn import Turn, window
+from memory_plugin.tokens import TokenCounter, reports_window
 
 MASK_KEY = "memory_plugin_masked"
+SCAN_FROM, MASKED = "mask_scan_from", "masked"
 PLACEHOLDER = (
     "[Output of {name} masked to save context ({tokens:,} tokens). The full output is kept: "
     'call journal_tool_call_view(tool_call_id="{call_id}") to read it.]'
@@ -109,3 +118,49 @@ def mask(
         freed += max(0, before - counter.count_message(placeholder))
         replacements.append(placeholder)
     return Masking(replacements, freed, index)
+
+
+class MaskingStep:
+    """Masks older tool outputs past the trigger, once they are safe in the journal."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        counter: TokenCounter,
+        excluded: frozenset[str],
+        journal: Callable[[Turn], Plan[None]],
+    ) -> None:
+        self.model = model
+        self.counter = counter
+        self.excluded = excluded
+        self.journal = journal
+
+    def step(self, turn: Turn) -> Plan[None]:
+        """Count the new messages; past the trigger, mask (journaling the originals first)."""
+        counts, rewritten = tally(turn.messages, turn.info, self.counter)
+        turn.record(counts)
+        if not reports_window(self.model):
+            return
+        result = mask(
+            turn.messages,
+            counts["tokens"],
+            window(self.model, turn.settings),
+            turn.settings,
+            self.counter,
+            scan_from=0 if rewritten else int(turn.info.get(SCAN_FROM, 0)),
+            excluded=self.excluded,
+        )
+        if not result.replacements:
+            return
+        yield from self.journal(turn)
+        if not turn.journaled:
+            return
+        turn.apply(result.replacements)
+        emit("context", "masked", None, outputs=len(result.replacements), freed=result.freed_tokens)
+        turn.record(
+            {
+                "tokens": counts["tokens"] - result.freed_tokens,
+                SCAN_FROM: result.scan_from,
+                MASKED: int(turn.info.get(MASKED, 0)) + len(result.replacements),
+            }
+        )

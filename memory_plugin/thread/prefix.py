@@ -1,0 +1,123 @@
+"""The protected prefix: what the model sees in front of the thread's messages.
+
+`load_plan` (the load_memory node) resolves the turn's settings and loads every source's
+blocks, each source failing alone; `model_input` assembles, at model-call time, the system
+prompt, the frozen blocks (a snapshot taken on the thread's first turn), the per-turn and
+recent-notes blocks, then the running summary. Its bookkeeping: `memory_blocks` in the state,
+and `policy` and `frozen_blocks` in memory_context.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+
+from memory_plugin.blocks import (
+    SUMMARY_TAG,
+    BlockSource,
+    PromptBlock,
+    assemble,
+    from_dicts,
+    to_dicts,
+)
+from memory_plugin.context import MemoryContext
+from memory_plugin.events import emit
+from memory_plugin.plans import Plan, gather
+from memory_plugin.settings import MemorySettings
+from memory_plugin.thread.turn import (
+    RECENT_WINDOW,
+    SETTINGS,
+    SUMMARY,
+    State,
+    TurnSettings,
+    thread_id_of,
+)
+from memory_plugin.thread.window import RollingSummaries
+
+logger = logging.getLogger(__name__)
+POLICY, FROZEN = "policy", "frozen_blocks"
+
+
+class Prefix:
+    """Loads the blocks of a turn and assembles the model's input in front of the thread."""
+
+    def __init__(
+        self,
+        system_prompt: str | None,
+        sources: Sequence[BlockSource],
+        frozen_sources: Sequence[BlockSource],
+        settings: TurnSettings,
+        rolling: RollingSummaries,
+    ) -> None:
+        self.system_prompt = system_prompt
+        self.sources = list(sources)
+        self.frozen_sources = list(frozen_sources)
+        self.settings = settings
+        self.rolling = rolling
+        self._cached: tuple[tuple[Any, ...], list[BaseMessage]] | None = None
+
+    def blocks_plan(
+        self, sources: Sequence[BlockSource], ctx: MemoryContext, settings: MemorySettings
+    ) -> Plan[tuple[list[PromptBlock], bool]]:
+        """Every source's blocks, their store reads batched together, and whether all loaded;
+        a failing source is logged and left out, the others still load."""
+
+        def guarded(source: BlockSource) -> Plan[list[PromptBlock] | None]:
+            try:
+                return (yield from source.blocks_plan(ctx, settings))
+            except Exception:
+                logger.warning("memory blocks of %s could not be loaded", source, exc_info=True)
+                return None
+
+        found = yield from gather([guarded(source) for source in sources])
+        blocks = [block for source_blocks in found if source_blocks for block in source_blocks]
+        return blocks, all(source_blocks is not None for source_blocks in found)
+
+    def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        """The load_memory update: settings, blocks, and the frozen snapshot on the first
+        turn (taken again next turn if a frozen source failed)."""
+        info = state.get("memory_context") or {}
+        settings = yield from self.settings.resolve_plan(ctx)
+        blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
+        emit("context", "loaded", None, blocks=[block.name for block in blocks])
+        context: State = {POLICY: settings.thread_policy, SETTINGS: settings.model_dump()}
+        if settings.thread_policy == RECENT_WINDOW:
+            context.update((yield from self.rolling.load_plan(thread_id_of(config))))
+        if FROZEN not in info:
+            frozen, complete = yield from self.blocks_plan(self.frozen_sources, ctx, settings)
+            if complete:
+                context[FROZEN] = to_dicts(frozen)
+        return {
+            "memory_blocks": to_dicts(blocks),
+            "memory_command": None,
+            "memory_context": context,
+        }
+
+    def model_input(self, state: State) -> list[BaseMessage]:
+        """The model's messages: system prompt, frozen, per-turn and recent-notes blocks, the
+        running summary, then the thread's messages. Under the recent-window policy the
+        rolling summary is an extra system message instead."""
+        info = state.get("memory_context") or {}
+        key = (
+            self.system_prompt,
+            info.get(FROZEN, []),
+            state.get("memory_blocks") or [],
+            str(info.get(SUMMARY, "")),
+            info.get(POLICY),
+        )
+        cached = self._cached
+        if cached is None or cached[0] != key:
+            system_prompt, frozen, per_turn, summary, policy = key
+            blocks = from_dicts(frozen) + from_dicts(per_turn)
+            if policy != RECENT_WINDOW:
+                prefix = assemble(system_prompt, blocks, summary, [])
+            else:
+                extra = f"<{SUMMARY_TAG}>\n{summary}\n</{SUMMARY_TAG}>"
+                prefix = assemble(system_prompt, blocks, "", [])
+                prefix += [SystemMessage(extra)] if summary else []
+            cached = self._cached = (key, prefix)
+        return [*cached[1], *state["messages"]]
