@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
 from langgraph.store.base import Op, PutOp, SearchOp
 from pydantic import BaseModel
 
@@ -20,6 +21,8 @@ REPLACEMENT = "\ufffd"
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# orjson refuses lone surrogates, and with STRICT_INTEGER integers beyond 53 bits
+_CHECK = orjson.OPT_NON_STR_KEYS | orjson.OPT_STRICT_INTEGER
 
 
 def storable_text(text: str) -> str:
@@ -34,6 +37,19 @@ def storable_text(text: str) -> str:
 def storable(value: Any) -> Any:
     """The value with every string (keys included) and out-of-range integer normalised,
     through dicts, lists, tuples (named ones keep their type) and pydantic models."""
+    return value if _as_is(value) else _normalised(value)
+
+
+def _as_is(value: Any) -> bool:
+    """A fast check that a JSON value needs nothing (False may still need nothing)."""
+    try:
+        data = orjson.dumps(value, option=_CHECK)
+    except TypeError:
+        return False
+    return b"\\u0000" not in data
+
+
+def _normalised(value: Any) -> Any:
     if isinstance(value, str):
         return storable_text(value)
     if isinstance(value, bool):
@@ -41,12 +57,12 @@ def storable(value: Any) -> Any:
     if isinstance(value, int):
         return value if INT64_MIN <= value <= INT64_MAX else str(value)
     if isinstance(value, dict):
-        pairs = [(storable(k), storable(v)) for k, v in value.items()]
+        pairs = [(_normalised(k), _normalised(v)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
             return value
         return dict(pairs)
     if isinstance(value, list | tuple):
-        items = [storable(item) for item in value]
+        items = [_normalised(item) for item in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
             return value
         if isinstance(value, list):
@@ -54,7 +70,9 @@ def storable(value: Any) -> Any:
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, BaseModel):
         fields = {name: getattr(value, name) for name in type(value).model_fields}
-        changed = {name: new for name, old in fields.items() if (new := storable(old)) is not old}
+        changed = {
+            name: new for name, old in fields.items() if (new := _normalised(old)) is not old
+        }
         return value.model_copy(update=changed) if changed else value
     return value
 

@@ -171,7 +171,8 @@ def test_storable_replaces_what_no_backend_can_hold() -> None:
     assert storable(True) is True and storable(1.5) == 1.5 and storable(None) is None
     nested = {"k\x00": [("x\x00", BIG)], "n": {"deep": "\ud800"}}
     assert storable(nested) == {"k\ufffd": [("x\ufffd", str(BIG))], "n": {"deep": "\ufffd"}}
-    clean = {"text": "fine", "items": [1, 2, {"a": "b"}]}
+    assert storable({"n": 2**64 - 1, "m": 2**60}) == {"n": str(2**64 - 1), "m": 2**60}
+    clean = {"text": "fine, even a literal \\u0000", "items": [1, 2**62, {"a": "b"}]}
     assert storable(clean) is clean
     message = AIMessage("hi\x00", tool_calls=[{"name": "t", "args": {"n": BIG}, "id": "c"}])
     fixed = storable(message)
