@@ -2,9 +2,10 @@
 
 Memory logic is written once as a *plan*: a generator that yields requests and receives
 their results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request
-is a list of store operations, a `PutIfVersion` or a `ModelCall`. `run` drives a plan with
-the store's and model's sync methods, `arun` with their async twins. A failed request is
-thrown into the plan at its `yield`, so the plan decides what a failure means.
+is a list of store operations, a `PutIfVersion`, an `InsertNext` or a `ModelCall`. `run`
+drives a plan with the store's and model's sync methods, `arun` with their async twins. A
+failed request is thrown into the plan at its `yield`, so the plan decides what a failure
+means.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore, Op
 
+from memory_plugin.backends.claims import InsertNext, ainsert_next, insert_next
 from memory_plugin.backends.conditional import aput_if_version, put_if_version
 from memory_plugin.storable import storable, storable_op
 
@@ -77,7 +79,7 @@ class PutIfVersion:
     expected: int | None
 
 
-Request = list[Op] | ModelCall | PutIfVersion
+Request = list[Op] | ModelCall | PutIfVersion | InsertNext
 Plan = Generator[Request, Any, T]
 
 
@@ -85,6 +87,11 @@ def _put_args(request: PutIfVersion) -> tuple[Any, ...]:
     """The fields of a conditional put, in order, its value made storable (not copied when
     already storable)."""
     return (request.namespace, request.key, storable(request.value), request.expected)
+
+
+def _insert_args(request: InsertNext) -> tuple[Any, ...]:
+    """The fields of an append at the next position, its value made storable."""
+    return (request.namespace, request.group, storable(request.value))
 
 
 def _resume(plan: Plan[T], result: Any, failure: Exception | None) -> Request:
@@ -101,6 +108,8 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
                     result: Any = _invoke(request)
                 elif isinstance(request, PutIfVersion):
                     result = put_if_version(store, *_put_args(request))
+                elif isinstance(request, InsertNext):
+                    result = insert_next(store, *_insert_args(request))
                 else:
                     result = store.batch([storable_op(op) for op in request])
             except Exception as exc:
@@ -121,6 +130,8 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                     result: Any = await _ainvoke(request)
                 elif isinstance(request, PutIfVersion):
                     result = await aput_if_version(store, *_put_args(request))
+                elif isinstance(request, InsertNext):
+                    result = await ainsert_next(store, *_insert_args(request))
                 else:
                     result = await store.abatch([storable_op(op) for op in request])
             except Exception as exc:

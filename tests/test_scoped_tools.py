@@ -3,6 +3,7 @@ errors and leave memory unchanged; invoke and ainvoke; every backend."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -11,12 +12,12 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from langgraph.store.base import SearchOp
 from pydantic import Field
 
 from memory_plugin import Backend, MemoryContext
 from memory_plugin.scoped import ScopedMemory, scoped_memory_tools
-from tests.scoped_helpers import ANN, ANN_TEAM, break_store, scripted
+from tests.faults import FaultyStore
+from tests.scoped_helpers import ANN, ANN_TEAM, scripted
 
 
 def call(name: str, **args: Any) -> AIMessage:
@@ -124,19 +125,13 @@ def test_no_user_is_a_tool_error_not_a_shared_write(backend: Backend) -> None:
     assert backend.store.search(("memory_plugin",)) == []
 
 
-def test_store_failure_is_a_clear_tool_error(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    break_store(
-        monkeypatch,
-        backend.store,
-        lambda ops: any(isinstance(op, SearchOp) for op in ops),
-        RuntimeError("disk full"),
-    )
-    (reply,) = tool_replies(run_turn(agent(backend, call("remember", text="Likes tea")), ANN))
+def test_store_failure_is_a_clear_tool_error(backend: Backend) -> None:
+    full = FaultyStore(backend.store)
+    full.set("full")
+    graph = agent(replace(backend, store=full), call("remember", text="Likes tea"))
+    (reply,) = tool_replies(run_turn(graph, ANN))
     assert reply.status == "error"
-    assert reply.content == "Memory is unavailable right now (RuntimeError); nothing was changed."
-    monkeypatch.undo()
+    assert reply.content == "Memory is unavailable right now (OSError); nothing was changed."
     assert ScopedMemory(backend.store).list_notes(ANN) == []
 
 

@@ -1,8 +1,9 @@
 """Dated notes: one-line bullets appended to a scope, never edited or purged by the system.
 
-Each note records its UTC day and its position within that day. Positions are claimed with a
-conditional insert of the note itself, so they are unique and gap-free however many turns
-write at once; a deleted note stays as a tombstone that keeps its position.
+Each note records its UTC day and its position within that day. The note is inserted at the
+day's next position in one short transaction (`InsertNext`), so positions are unique and
+gap-free however many turns write at once; a deleted note stays as a tombstone that keeps
+its position.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 
-from memory_plugin.errors import ConflictError, MemoryWriteError
+from memory_plugin.backends.claims import InsertNext, positioned_key
+from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan, PutIfVersion
 from memory_plugin.safety import screen, strip_control
 from memory_plugin.scope import Scope
@@ -25,7 +27,6 @@ logger = logging.getLogger(__name__)
 NOTES = "notes"
 NOTE_INDEX = "note_index"
 PAGE = 1_000
-MAX_CLAIM_ATTEMPTS = 200
 _BULLET = re.compile(r"^\s*[-*+•](\s+|$)")
 _HEADING = re.compile(r"^\s*#{1,6}(\s|$)")
 
@@ -54,7 +55,7 @@ class Note:
 
 def note_key(day: str, position: int) -> str:
     """The store key of a note: sortable by day, then position."""
-    return f"{day}#{position:06d}"
+    return positioned_key(day, position)
 
 
 def validate_note(text: Any, max_chars: int) -> str:
@@ -129,26 +130,13 @@ def all_notes_plan(scope: Scope) -> Plan[list[Note]]:
 def append_plan(
     scope: Scope, text: Any, max_chars: int, now: datetime, semantic: bool
 ) -> Plan[Note]:
-    """Validate and append one note; a lost race for a position retries with the next one."""
+    """Validate and append one note at the next position of its UTC day."""
     line = validate_note(text, max_chars)
     day = now.astimezone(UTC).date().isoformat()
-    for _ in range(MAX_CLAIM_ATTEMPTS):
-        taken = yield from day_plan(scope, day)
-        position = (taken[-1].value["position"] if taken else 0) + 1
-        created_at = now.astimezone(UTC).isoformat()
-        value = {
-            "text": line,
-            "day": day,
-            "position": position,
-            "created_at": created_at,
-            "consolidated": False,
-        }
-        key = note_key(day, position)
-        stored = yield PutIfVersion(scope.child(NOTES), key, value, None)
-        if stored is not None:
-            break
-    else:
-        raise ConflictError("too many notes were being written at once; try again")
+    created_at = now.astimezone(UTC).isoformat()
+    value = {"text": line, "day": day, "created_at": created_at, "consolidated": False}
+    stored = yield InsertNext(scope.child(NOTES), day, value)
+    key = note_key(day, stored["position"])
     if semantic:
         try:
             yield [
@@ -156,7 +144,7 @@ def append_plan(
             ]
         except Exception:
             logger.warning("note %s stored but not indexed for semantic recall", key, exc_info=True)
-    return Note(key, line, day, position, created_at, False, int(stored["version"]))
+    return Note(key, line, day, stored["position"], created_at, False, int(stored["version"]))
 
 
 def update_note_plan(scope: Scope, key: str, change: dict[str, Any]) -> Plan[dict[str, Any] | None]:
