@@ -8,9 +8,9 @@ changes), `recent_notes` (changes when a note is added and at UTC midnight).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
@@ -25,11 +25,13 @@ BLOCK_ORDER: tuple[BlockClass, ...] = ("frozen", "per_turn", "recent_notes")
 
 @dataclass(frozen=True)
 class PromptBlock:
-    """One protected block of the system prompt."""
+    """One protected block of the system prompt; `version` is the version of the stored
+    memory it shows, when it has one (the curated document: 0 before its first write)."""
 
     name: str
     cls: BlockClass
     text: str
+    version: int | None = None
 
 
 def render_blocks(blocks: list[PromptBlock]) -> str:
@@ -66,11 +68,17 @@ def assemble(
     return [SystemMessage(text), *messages] if text else list(messages)
 
 
-def to_dicts(blocks: Sequence[PromptBlock]) -> list[dict[str, str]]:
-    """Blocks as plain dicts, for graph state."""
-    return [{"name": b.name, "cls": b.cls, "text": b.text} for b in blocks]
+def to_dicts(blocks: Sequence[PromptBlock]) -> list[dict[str, Any]]:
+    """Blocks as plain dicts, for graph state (`version` only where a block has one)."""
+    rows: list[dict[str, Any]] = []
+    for b in blocks:
+        row: dict[str, Any] = {"name": b.name, "cls": b.cls, "text": b.text}
+        if b.version is not None:
+            row["version"] = b.version
+        rows.append(row)
+    return rows
 
 
-def from_dicts(rows: Sequence[dict[str, str]]) -> list[PromptBlock]:
+def from_dicts(rows: Sequence[Mapping[str, Any]]) -> list[PromptBlock]:
     """Blocks back from graph state."""
-    return [PromptBlock(r["name"], r["cls"], r["text"]) for r in rows]  # type: ignore[arg-type]
+    return [PromptBlock(r["name"], r["cls"], r["text"], r.get("version")) for r in rows]

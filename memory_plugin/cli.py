@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from memory_plugin.errors import MemoryPluginError
+
+if TYPE_CHECKING:
+    from memory_plugin.context import MemoryContext
+    from memory_plugin.scoped.documents import Document
 
 
 def chat_main(argv: Sequence[str]) -> int:
@@ -39,6 +46,64 @@ def _consolidate(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def _context(args: argparse.Namespace) -> MemoryContext:
+    from memory_plugin.context import MemoryContext
+
+    visibility = "shared" if args.shared else "private"
+    return MemoryContext(
+        user_id=args.user, workspace_id=args.workspace, thread_visibility=visibility
+    )
+
+
+def _saved_at(document: Document) -> str:
+    stamp = datetime.fromisoformat(document.updated_at)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _history(args: argparse.Namespace) -> int:
+    from memory_plugin.backends import connect
+    from memory_plugin.scoped import ScopedMemory
+
+    with connect(args.url) as backend:
+        versions = ScopedMemory(backend.store).history(_context(args))
+    if not versions:
+        print("No memory document in this scope yet.")
+        return 0
+    for n, document in enumerate(versions):
+        current = "  (current)" if n == 0 else ""
+        size = f"{len(document.text):,} characters"
+        print(f"version {document.version}  {_saved_at(document)}  {size}{current}")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from memory_plugin.backends import connect
+    from memory_plugin.models import MODEL_ENV, resolve_model
+    from memory_plugin.scoped import ScopedMemory
+
+    model = resolve_model(args.model) if args.model or os.environ.get(MODEL_ENV) else None
+    with connect(args.url) as backend:
+        write = ScopedMemory(backend.store, model=model).restore(_context(args), args.version)
+    document = write.document
+    text = (
+        f"Restored version {args.version} as version {document.version} "
+        f"({len(document.text):,} characters)."
+    )
+    if write.compressed:
+        text += " It was over the hard limit, so it was compressed before saving."
+    print(text)
+    return 0
+
+
+def _scope_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
+    command.add_argument("--user", required=True, help="the user whose memory it is")
+    command.add_argument("--workspace", help="the workspace (required with --shared)")
+    command.add_argument(
+        "--shared", action="store_true", help="the workspace's team memory, not the user's"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="memory-plugin", description=__doc__)
@@ -51,6 +116,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     consolidate.add_argument("--model", help="chat model (default: $MEMORY_MODEL)")
     consolidate.set_defaults(run=_consolidate)
+    history = commands.add_parser(
+        "history", help="list the saved versions of a scope's memory document"
+    )
+    _scope_options(history)
+    history.set_defaults(run=_history)
+    restore = commands.add_parser(
+        "restore", help="save an earlier version of a scope's memory document as the current one"
+    )
+    _scope_options(restore)
+    restore.add_argument("version", type=int, help="the version to restore (see history)")
+    restore.add_argument(
+        "--model", help="chat model to compress an over-long version (default: $MEMORY_MODEL)"
+    )
+    restore.set_defaults(run=_restore)
     chat = commands.add_parser("chat", help="the example chatbot (an offline demo without a model)")
     chat.add_argument("chat_args", nargs=argparse.REMAINDER)
     chat.set_defaults(run=lambda args: chat_main(args.chat_args))

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langgraph.store.base import BaseStore, Op
+from langgraph.store.base import BaseStore, Op, PutOp
 
 from memory_plugin.backends.claims import InsertNext, ainsert_next, insert_next
 from memory_plugin.backends.conditional import aput_if_version, put_if_version
@@ -68,7 +68,8 @@ async def _ainvoke(call: ModelCall) -> Any:
 
 @dataclass(frozen=True)
 class PutIfVersion:
-    """Write an item only if its version is still `expected` (None: only if absent).
+    """Write an item only if its version is still `expected` (None: only if absent), with
+    the `also` puts in the same transaction (all land or none does).
 
     The result is the stored value with its new version, or None when the check failed.
     """
@@ -77,6 +78,7 @@ class PutIfVersion:
     key: str
     value: Mapping[str, Any]
     expected: int | None
+    also: tuple[PutOp, ...] = ()
 
 
 Request = list[Op] | ModelCall | PutIfVersion | InsertNext
@@ -86,7 +88,8 @@ Plan = Generator[Request, Any, T]
 def _put_args(request: PutIfVersion) -> tuple[Any, ...]:
     """The fields of a conditional put, in order, its value made storable (not copied when
     already storable)."""
-    return (request.namespace, request.key, storable(request.value), request.expected)
+    also = tuple(storable_op(op) for op in request.also)
+    return (request.namespace, request.key, storable(request.value), request.expected, also)
 
 
 def _insert_args(request: InsertNext) -> tuple[Any, ...]:

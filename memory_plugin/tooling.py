@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolRuntime
@@ -26,14 +26,16 @@ def runtime_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
 def twin_tool(
     name: str,
     description: str,
-    func: Callable[..., str],
-    coroutine: Callable[..., Awaitable[str]],
+    func: Callable[..., Any],
+    coroutine: Callable[..., Awaitable[Any]],
     *,
     refused: str,
     unavailable: str,
+    response_format: Literal["content", "content_and_artifact"] = "content",
 ) -> BaseTool:
     """A tool whose plugin errors reach the model as `refused + message` and whose other
-    failures (a store outage) are logged and reach it as `unavailable (ErrorType)`."""
+    failures (a store outage) are logged and reach it as `unavailable (ErrorType)`; with
+    "content_and_artifact" its bodies return (text, artifact)."""
 
     def tool_error(exc: Exception) -> ToolException:
         if isinstance(exc, MemoryPluginError):
@@ -42,14 +44,14 @@ def twin_tool(
         return ToolException(f"{unavailable} ({type(exc).__name__}); nothing was changed.")
 
     @functools.wraps(func)
-    def sync(*args: Any, **kwargs: Any) -> str:
+    def sync(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except Exception as exc:
             raise tool_error(exc) from exc
 
     @functools.wraps(coroutine)
-    async def asynchronous(*args: Any, **kwargs: Any) -> str:
+    async def asynchronous(*args: Any, **kwargs: Any) -> Any:
         try:
             return await coroutine(*args, **kwargs)
         except Exception as exc:
@@ -61,15 +63,27 @@ def twin_tool(
         name=name,
         description=description,
         handle_tool_error=True,
+        response_format=response_format,
     )
 
 
-Twin = tuple[Callable[..., str], Callable[..., Awaitable[str]], str]
+Twin = tuple[Callable[..., Any], Callable[..., Awaitable[Any]], str]
 
 
-def twin_tools(twins: Sequence[Twin], *, refused: str, unavailable: str) -> list[BaseTool]:
-    """twin_tool for each (sync body, async body, description), named after the sync body."""
+def twin_tools(
+    twins: Sequence[Twin], *, refused: str, unavailable: str, with_artifact: Sequence[str] = ()
+) -> list[BaseTool]:
+    """twin_tool for each (sync body, async body, description), named after the sync body;
+    the tools named in `with_artifact` answer (text, artifact)."""
     return [
-        twin_tool(func.__name__, doc, func, coro, refused=refused, unavailable=unavailable)
+        twin_tool(
+            func.__name__,
+            doc,
+            func,
+            coro,
+            refused=refused,
+            unavailable=unavailable,
+            response_format="content_and_artifact" if func.__name__ in with_artifact else "content",
+        )
         for func, coro, doc in twins
     ]

@@ -137,11 +137,13 @@ def test_store_failure_is_a_clear_tool_error(backend: Backend) -> None:
 
 def test_update_memory_compresses_with_the_given_model(backend: Backend) -> None:
     graph = agent(
-        backend, call("update_memory", content="- fact\n" * 5_000), model=scripted("# Short")
+        backend,
+        call("update_memory", content="- fact\n" * 5_000),
+        model=scripted("# Short\n- fact"),
     )
     (reply,) = tool_replies(run_turn(graph, ANN))
     assert "compressed before saving" in reply.content
-    assert ScopedMemory(backend.store).read_document(ANN).text == "# Short"  # type: ignore[union-attr]
+    assert ScopedMemory(backend.store).read_document(ANN).text == "# Short\n- fact"  # type: ignore[union-attr]
 
 
 class RecordingModel(GenericFakeChatModel):

@@ -4,6 +4,11 @@ LangGraph's BaseStore has no compare-and-swap, so each backend gets one: Postgre
 SQLite check the version inside the database (safe across processes and app servers);
 any other store, InMemoryStore included, serialises the check in this process.
 Every versioned value carries `version`: 1 for a new item, +1 per accepted write.
+
+`also` lists further puts (a history entry, for example) written only when the check
+passes and in the same transaction as the item: on PostgreSQL one transaction on the
+connection, on SQLite inside the same `BEGIN IMMEDIATE`, on any other store one batch under
+the process lock. Either all of them land or none does. They are never vector-indexed.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -33,6 +38,11 @@ _PG_UPDATE = (
     "UPDATE store SET value = %s, updated_at = NOW() "
     "WHERE prefix = %s AND key = %s AND (value->>'version')::bigint = %s"
 )
+_PG_UPSERT = (
+    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
+    "VALUES (%s, %s, %s, NOW(), NOW()) "
+    "ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = NOW()"
+)
 _SQLITE_READ = "SELECT value FROM store WHERE prefix = ? AND key = ?"
 _SQLITE_INSERT = (
     "INSERT INTO store (prefix, key, value, created_at, updated_at) "
@@ -41,13 +51,37 @@ _SQLITE_INSERT = (
 _SQLITE_UPDATE = (
     "UPDATE store SET value = ?, updated_at = CURRENT_TIMESTAMP WHERE prefix = ? AND key = ?"
 )
+_SQLITE_UPSERT = (
+    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
+    "VALUES (?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP) "
+    "ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, "
+    "updated_at = CURRENT_TIMESTAMP"
+)
 
 _thread_locks: weakref.WeakKeyDictionary[BaseStore, threading.Lock] = weakref.WeakKeyDictionary()
 _guard = threading.Lock()
 
 
+def next_version(expected: int | None) -> int:
+    """The version a write expecting `expected` stores when it is accepted."""
+    return (expected or 0) + 1
+
+
 def _versioned(value: Mapping[str, Any], expected: int | None) -> dict[str, Any]:
-    return {**value, "version": (expected or 0) + 1}
+    return {**value, "version": next_version(expected)}
+
+
+def _extra_rows(also: Sequence[PutOp]) -> list[tuple[str, str, Any]]:
+    rows = []
+    for op in also:
+        if op.value is None:
+            raise ValueError("a conditional write's extra puts must have a value")
+        rows.append((_prefix(op.namespace), op.key, op.value))
+    return rows
+
+
+def _plain(also: Sequence[PutOp]) -> list[PutOp]:
+    return [PutOp(op.namespace, op.key, op.value, index=False) for op in also]
 
 
 def _prefix(namespace: tuple[str, ...]) -> str:
@@ -86,20 +120,28 @@ def put_if_version(
     key: str,
     value: Mapping[str, Any],
     expected: int | None,
+    also: Sequence[PutOp] = (),
 ) -> dict[str, Any] | None:
-    """Write value if the item's version is `expected` (None: the item must not exist).
+    """Write value if the item's version is `expected` (None: the item must not exist), and
+    the `also` puts with it, atomically.
 
-    Returns the stored value (with its new version), or None when the check failed.
+    Returns the stored value (with its new version), or None when the check failed (then
+    nothing was written).
     """
     new = _versioned(value, expected)
+    extra = _extra_rows(also)
     if isinstance(store, PostgresStore):
-        with pg_connections.get_connection(store.conn) as conn:
+        with pg_connections.get_connection(store.conn) as conn, conn.transaction():
             if expected is None:
                 cur = conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
             else:
                 params = (Jsonb(new), _prefix(namespace), key, expected)
                 cur = conn.execute(_PG_UPDATE, params)
-            return new if cur.rowcount == 1 else None
+            if cur.rowcount != 1:
+                return None
+            for prefix, extra_key, extra_value in extra:
+                conn.execute(_PG_UPSERT, (prefix, extra_key, Jsonb(extra_value)))
+            return new
     if isinstance(store, SqliteStore):
         with store.lock:
             db = store.conn
@@ -111,6 +153,8 @@ def put_if_version(
                     sql = _SQLITE_INSERT if row is None else _SQLITE_UPDATE
                     args = (_prefix(namespace), key, orjson.dumps(new))
                     db.execute(sql, args if row is None else (args[2], args[0], args[1]))
+                    for prefix, extra_key, extra_value in extra:
+                        db.execute(_SQLITE_UPSERT, (prefix, extra_key, orjson.dumps(extra_value)))
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -120,7 +164,7 @@ def put_if_version(
         (item,) = store.batch([GetOp(namespace, key)])
         if not _matches(item, expected):
             return None
-        store.batch([PutOp(namespace, key, new, index=False)])
+        store.batch([PutOp(namespace, key, new, index=False), *_plain(also)])
         return new
 
 
@@ -133,17 +177,26 @@ async def aput_if_version(
     key: str,
     value: Mapping[str, Any],
     expected: int | None,
+    also: Sequence[PutOp] = (),
 ) -> dict[str, Any] | None:
     """Async twin of put_if_version."""
     new = _versioned(value, expected)
+    extra = _extra_rows(also)
     if isinstance(store, AsyncPostgresStore):
-        async with pg_async_connections.get_connection(store.conn) as conn:
+        async with (
+            pg_async_connections.get_connection(store.conn) as conn,
+            conn.transaction(),
+        ):
             if expected is None:
                 cur = await conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
             else:
                 params = (Jsonb(new), _prefix(namespace), key, expected)
                 cur = await conn.execute(_PG_UPDATE, params)
-            return new if cur.rowcount == 1 else None
+            if cur.rowcount != 1:
+                return None
+            for prefix, extra_key, extra_value in extra:
+                await conn.execute(_PG_UPSERT, (prefix, extra_key, Jsonb(extra_value)))
+            return new
     if isinstance(store, AsyncSqliteStore):
         if not store.is_setup:
             await store.setup()
@@ -158,17 +211,22 @@ async def aput_if_version(
                     sql = _SQLITE_INSERT if row is None else _SQLITE_UPDATE
                     args = (_prefix(namespace), key, orjson.dumps(new))
                     await db.execute(sql, args if row is None else (args[2], args[0], args[1]))
+                    for prefix, extra_key, extra_value in extra:
+                        upsert = (prefix, extra_key, orjson.dumps(extra_value))
+                        await db.execute(_SQLITE_UPSERT, upsert)
             except BaseException:
                 await db.execute("ROLLBACK")
                 raise
             await db.execute("COMMIT")
             return new if ok else None
     if isinstance(store, SqliteStore | PostgresStore):
-        return await asyncio.to_thread(put_if_version, store, namespace, key, value, expected)
+        return await asyncio.to_thread(
+            put_if_version, store, namespace, key, value, expected, also
+        )
     lock = _async_locks.setdefault(store, asyncio.Lock())
     async with lock:
         (item,) = await store.abatch([GetOp(namespace, key)])
         if not _matches(item, expected):
             return None
-        await store.abatch([PutOp(namespace, key, new, index=False)])
+        await store.abatch([PutOp(namespace, key, new, index=False), *_plain(also)])
         return new

@@ -15,7 +15,15 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
-from memory_plugin.scoped.documents import CURRENT, Document, DocumentWrite, read_plan, write_plan
+from memory_plugin.scoped.documents import (
+    CURRENT,
+    Document,
+    DocumentWrite,
+    history_plan,
+    read_plan,
+    restore_plan,
+    write_plan,
+)
 from memory_plugin.scoped.notes import (
     NOTE_INDEX,
     Note,
@@ -128,6 +136,32 @@ class ScopedMemory:
     ) -> DocumentWrite:
         """Async twin of write_document."""
         return await arun(self.store, self._write(ctx, text, expected_version))
+
+    def _history(self, ctx: MemoryContext) -> Plan[list[Document]]:
+        scope = readable_thread_scope(ctx)
+        return (yield from history_plan(scope)) if scope else []
+
+    def history(self, ctx: MemoryContext) -> list[Document]:
+        """Every saved version of the scope's document, newest first."""
+        return run(self.store, self._history(ctx))
+
+    async def ahistory(self, ctx: MemoryContext) -> list[Document]:
+        """Async twin of history."""
+        return await arun(self.store, self._history(ctx))
+
+    def _restore(self, ctx: MemoryContext, version: int) -> Plan[DocumentWrite]:
+        effective = yield from self.settings.effective_plan(ctx)
+        scope = thread_scope(ctx)
+        plan = restore_plan(scope, version, effective.values, self.model, now=self.clock())
+        return (yield from plan)
+
+    def restore(self, ctx: MemoryContext, version: int) -> DocumentWrite:
+        """Save the text of an earlier version as the new current version."""
+        return run(self.store, self._restore(ctx, version))
+
+    async def arestore(self, ctx: MemoryContext, version: int) -> DocumentWrite:
+        """Async twin of restore."""
+        return await arun(self.store, self._restore(ctx, version))
 
     def _recall(self, ctx: MemoryContext, query: str, k: int | None) -> Plan[list[Hit]]:
         effective = yield from self.settings.effective_plan(ctx)

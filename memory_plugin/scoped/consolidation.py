@@ -3,8 +3,12 @@
 Per scope: collect unconsolidated notes older than `consolidation_min_age_days` (at most
 `consolidation_max_notes` notes and `consolidation_max_chars` characters), ask the model for
 the full updated document, save it through the same validated path as update_memory
-(recording which notes it folds in), then mark exactly those notes consolidated. A scope
-whose run fails keeps every note unmarked for the next run. A crash after the save and before
+(recording which notes it folds in), then mark exactly those notes consolidated. The model's
+reply is checked first (`memory_plugin.replies.checked_rewrite`): an empty reply, a bare code
+fence, a refusal, one that drops most of the document's lines, or text the safety screen
+refuses fails the scope's run. A scope whose run fails keeps its document and every note
+unmarked for the next run; the failure is logged, reported with its reason and emitted as a
+`consolidation_failed` memory event. A crash after the save and before
 the marks is finished by the next run: the saved document names the notes it folded in, so
 they are marked without being folded a second time. At most `consolidation_max_scopes`
 scopes are processed per run; the rest wait.
@@ -22,9 +26,10 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 
 from memory_plugin.context import MemoryContext
+from memory_plugin.events import emit
 from memory_plugin.namespaces import ROOT
 from memory_plugin.plans import ModelCall, Plan, arun, run
-from memory_plugin.replies import reply_text
+from memory_plugin.replies import RejectedReply, checked_rewrite
 from memory_plugin.scope import Scope, scope_from_namespace
 from memory_plugin.scoped.documents import read_plan, write_plan
 from memory_plugin.scoped.notes import NOTES, Note, all_notes_plan, update_note_plan
@@ -46,6 +51,11 @@ class ScopeResult:
     waiting: int = 0
     document_version: int | None = None
     error: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The scope as people read it (workspace, then personal/user or team)."""
+        return "/".join(self.namespace[1:])
 
 
 @dataclass
@@ -71,7 +81,8 @@ class ConsolidationReport:
         waiting = sum(r.waiting for r in self.scopes)
         text = f"Folded {self.folded} notes into {len(done)} of {len(self.scopes)} scopes"
         if self.failed:
-            text += f"; {len(self.failed)} failed and will be retried"
+            reasons = "; ".join(f"{r.label}: {r.error}" for r in self.failed)
+            text += f"; {len(self.failed)} failed and will be retried ({reasons})"
         if waiting or self.scopes_waiting:
             text += f"; {waiting} notes and {self.scopes_waiting} scopes wait for the next run"
         return text + "."
@@ -127,12 +138,13 @@ def scope_plan(
         status: Status = "recovered" if recovered else "nothing"
         return ScopeResult(scope.namespace, status, recovered=recovered)
     current = document.text if document else ""
-    target = settings.document_soft_limit_chars
-    reply = yield ModelCall(model, consolidation_messages(current, batch, target))
+    messages = consolidation_messages(current, batch, settings.document_soft_limit_chars)
+    reply = yield ModelCall(model, messages, timeout=settings.consolidation_timeout_seconds)
+    text = checked_rewrite(reply, previous=current, what="the consolidated memory document")
     keys = tuple(note.key for note in batch)
     write = yield from write_plan(
         scope,
-        reply_text(reply),
+        text,
         settings,
         model,
         expected=document.version if document else None,
@@ -148,6 +160,42 @@ def scope_plan(
         recovered=recovered,
         waiting=len(pending) - len(batch),
         document_version=version,
+    )
+
+
+def _failed(scope: Scope, exc: Exception) -> ScopeResult:
+    """A failed scope's result; the reason is logged (with the traceback when unexpected)."""
+    rejected = isinstance(exc, RejectedReply)
+    error = str(exc) if rejected else f"{type(exc).__name__}: {exc}"
+    result = ScopeResult(scope.namespace, "failed", error=error)
+    logger.warning(
+        "consolidation of %s failed; its notes stay unmarked for the next run: %s",
+        result.label,
+        error,
+        exc_info=not rejected,
+    )
+    return result
+
+
+def _report(scope: Scope, result: ScopeResult) -> None:
+    """The scope's outcome as a memory event (a no-op outside a graph run)."""
+    if result.status == "failed":
+        emit(
+            "scoped",
+            "consolidation_failed",
+            scope.kind,
+            namespace=result.label,
+            reason=result.error,
+        )
+        return
+    emit(
+        "scoped",
+        "consolidated",
+        scope.kind,
+        namespace=result.label,
+        folded=result.folded,
+        recovered=result.recovered,
+        document_version=result.document_version,
     )
 
 
@@ -193,12 +241,14 @@ def consolidation_plan(
             continue
         try:
             effective = yield from settings.effective_plan(ctx)
+            if not effective.values.scoped_memory:
+                continue
             result = yield from scope_plan(scope, effective.values, model, now)
         except Exception as exc:
-            logger.warning("consolidation of %s failed", scope.namespace, exc_info=True)
-            result = ScopeResult(scope.namespace, "failed", error=f"{type(exc).__name__}: {exc}")
+            result = _failed(scope, exc)
         if result.status == "nothing":
             continue
+        _report(scope, result)
         processed += 1
         report.scopes.append(result)
         if progress:

@@ -3,7 +3,9 @@
 Every write is validated: past the soft limit it is saved with a warning; past the hard limit
 the model first rewrites it shorter and the rewrite is validated again; what still does not
 fit is refused and the previous document stays. Writes are versioned compare-and-swap, and
-each saved version is kept in the scope's document history.
+each saved version is kept in the scope's document history, written in the same transaction
+as the document (a saved version never lacks its history entry). Restoring a version saves
+its text as a new version through the same validated path.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.store.base import GetOp, Item, PutOp
+from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 
+from memory_plugin.backends.conditional import next_version
 from memory_plugin.errors import ConflictError, MemoryWriteError
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion
-from memory_plugin.replies import reply_text
+from memory_plugin.replies import RejectedReply, checked_rewrite
 from memory_plugin.safety import screen, strip_control
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.prompts import compression_messages
@@ -26,6 +29,7 @@ from memory_plugin.settings import MemorySettings
 DOCUMENT = "document"
 HISTORY = "document_history"
 CURRENT = "current"
+PAGE = 500
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,11 @@ def to_document(item: Item | None) -> Document | None:
     return Document(value["text"], value["version"], value["updated_at"], tuple(value["folded"]))
 
 
+def history_key(version: int) -> str:
+    """The key of a version in the scope's document history."""
+    return f"{version:08d}"
+
+
 def read_plan(scope: Scope) -> Plan[Document | None]:
     """The scope's current document, None before the first write."""
     (item,) = yield [GetOp(scope.child(DOCUMENT), CURRENT)]
@@ -77,6 +86,23 @@ def _clean(text: Any) -> str:
     cleaned = strip_control(text, keep_newlines=True).strip()
     screen(cleaned, "the memory document")
     return cleaned
+
+
+def _compress_plan(text: str, settings: MemorySettings, model: BaseChatModel) -> Plan[str]:
+    """The model's shorter rewrite of an over-long document, checked before it may be saved."""
+    hard, target = settings.document_hard_limit_chars, settings.document_soft_limit_chars
+    timeout = settings.compression_timeout_seconds
+    try:
+        reply = yield ModelCall(model, compression_messages(text, target), timeout=timeout)
+    except Exception as exc:
+        raise MemoryWriteError(
+            f"the memory document is over the hard limit of {hard:,} characters and "
+            f"compressing it failed ({type(exc).__name__}: {exc}); the previous document is kept"
+        ) from exc
+    try:
+        return _clean(checked_rewrite(reply, previous=text, what="the compressed memory document"))
+    except RejectedReply as exc:
+        raise RejectedReply(exc.what, f"{exc.reason}; the previous document is kept") from None
 
 
 def write_plan(
@@ -107,15 +133,7 @@ def write_plan(
                 f"the memory document is {len(cleaned):,} characters, over the hard limit of "
                 f"{hard:,}, and no model is configured to compress it; shorten it and retry"
             )
-        target = settings.document_soft_limit_chars
-        try:
-            reply = yield ModelCall(model, compression_messages(cleaned, target))
-        except Exception as exc:
-            raise MemoryWriteError(
-                f"the memory document is over the hard limit of {hard:,} characters and "
-                f"compressing it failed ({type(exc).__name__}); the previous document is kept"
-            ) from exc
-        cleaned = _clean(reply_text(reply))
+        cleaned = yield from _compress_plan(cleaned, settings, model)
         compressed = True
         if len(cleaned) > hard:
             raise MemoryWriteError(
@@ -129,7 +147,9 @@ def write_plan(
         folded = current.folded if current and current.version == expected else ()
     stamp = (now or datetime.now(UTC)).astimezone(UTC).isoformat()
     value = {"text": cleaned, "updated_at": stamp, "folded": list(folded)}
-    stored = yield PutIfVersion(scope.child(DOCUMENT), CURRENT, value, expected)
+    version = next_version(expected)
+    entry = PutOp(scope.child(HISTORY), history_key(version), {**value, "version": version})
+    stored = yield PutIfVersion(scope.child(DOCUMENT), CURRENT, value, expected, also=(entry,))
     if stored is None:
         latest = yield from read_plan(scope)
         raise ConflictError(
@@ -137,6 +157,47 @@ def write_plan(
             f"{latest.version if latest else 0}); nothing was saved",
         )
     document = Document(cleaned, stored["version"], stamp, folded)
-    yield [PutOp(scope.child(HISTORY), f"{document.version:08d}", stored, index=False)]
     warning = size_warning(cleaned, settings)
     return DocumentWrite(document, compressed, [warning] if warning else [])
+
+
+def history_plan(scope: Scope) -> Plan[list[Document]]:
+    """Every saved version of the scope's document, newest first."""
+    found: dict[int, Document] = {}
+    seen = 0
+    while True:
+        (page,) = yield [SearchOp(scope.child(HISTORY), limit=PAGE, offset=seen)]
+        seen += len(page)
+        for item in page:
+            if (document := to_document(item)) is not None:
+                found[document.version] = document
+        if len(page) < PAGE:
+            break
+    current = yield from read_plan(scope)
+    if current is not None:
+        found.setdefault(current.version, current)
+    return sorted(found.values(), key=lambda document: document.version, reverse=True)
+
+
+def restore_plan(
+    scope: Scope,
+    version: int,
+    settings: MemorySettings,
+    model: BaseChatModel | None,
+    *,
+    now: datetime | None = None,
+) -> Plan[DocumentWrite]:
+    """Save the text of an earlier version as a new version (validated like any write)."""
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise MemoryWriteError(f"a document version is a whole number from 1, got {version!r}")
+    (item,) = yield [GetOp(scope.child(HISTORY), history_key(version))]
+    old = to_document(item)
+    if old is None:
+        current = yield from read_plan(scope)
+        if current is None or current.version != version:
+            latest = current.version if current else 0
+            raise MemoryWriteError(
+                f"there is no version {version} of the memory document (latest: {latest})"
+            )
+        old = current
+    return (yield from write_plan(scope, old.text, settings, model, now=now))

@@ -21,16 +21,40 @@ DOCUMENT_BLOCK = "memory_document"
 NOTES_BLOCK = "recent_memory_notes"
 
 
+UNAVAILABLE = (
+    "(The memory document could not be loaded this turn. Do not rewrite it now: update_memory "
+    "would show you the current document first.)"
+)
+
+
+def _label(scope: Scope) -> str:
+    return "team" if scope.kind == "team" else "personal"
+
+
 def document_block(scope: Scope, document: Document | None, settings: MemorySettings) -> str:
     """The curated document as a prompt block, with its size warning when over the soft limit."""
-    label = "team" if scope.kind == "team" else "personal"
     body = document.text if document and document.text else "(empty)"
-    lines = [f'<memory_document scope="{label}">', body]
+    lines = [f'<memory_document scope="{_label(scope)}">', body]
     warning = size_warning(document.text, settings) if document else None
     if warning:
         lines.append(f"(Warning: {warning}.)")
     lines.append("</memory_document>")
     return "\n".join(lines)
+
+
+def _document_plan(scope: Scope, settings: MemorySettings) -> Plan[PromptBlock]:
+    """The document block, carrying the version it shows; when the document cannot be read
+    the block says so and carries no version (update_memory then shows it before a write)."""
+    try:
+        document = yield from read_plan(scope)
+    except Exception:
+        logger.warning(
+            "the memory document could not be loaded; the turn goes on without it", exc_info=True
+        )
+        text = f'<memory_document scope="{_label(scope)}">\n{UNAVAILABLE}\n</memory_document>'
+        return PromptBlock(DOCUMENT_BLOCK, "per_turn", text)
+    text = document_block(scope, document, settings)
+    return PromptBlock(DOCUMENT_BLOCK, "per_turn", text, document.version if document else 0)
 
 
 def notes_block(notes: list[Note], max_chars: int) -> str:
@@ -60,19 +84,26 @@ def recent_notes_plan(scope: Scope, days: int, now: datetime) -> Plan[list[Note]
 
 
 def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[list[PromptBlock]]:
-    """The document block and the recent-notes block; notes that fail to load are logged
-    and left out, never blocking the turn."""
-    document = yield from read_plan(scope)
-    blocks = [PromptBlock(DOCUMENT_BLOCK, "per_turn", document_block(scope, document, settings))]
+    """The document block and the recent-notes block. Each fails alone: a block that cannot
+    be loaded is logged and left out (the document block says so), never blocking the turn
+    or the other block."""
+    document = yield from _document_plan(scope, settings)
+    blocks = [document]
     try:
         notes = yield from recent_notes_plan(scope, settings.recent_notes_days, now)
     except Exception:
         logger.warning(
             "recent notes could not be loaded; the turn goes on without them", exc_info=True
         )
-        return blocks
-    text = notes_block(notes, settings.recent_notes_max_chars)
-    blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text))
-    version = document.version if document else None
-    emit("scoped", "loaded", scope.kind, recent_notes=len(notes), document_version=version)
+        notes = None
+    else:
+        text = notes_block(notes, settings.recent_notes_max_chars)
+        blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text))
+    emit(
+        "scoped",
+        "loaded",
+        scope.kind,
+        recent_notes=len(notes) if notes is not None else None,
+        document_version=document.version or None,
+    )
     return blocks

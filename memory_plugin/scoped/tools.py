@@ -14,16 +14,19 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 
 from memory_plugin.context import MemoryContext
-from memory_plugin.errors import ConflictError, MemoryPluginError
+from memory_plugin.errors import ConflictError
 from memory_plugin.events import emit
 from memory_plugin.scoped.api import ScopedMemory
-from memory_plugin.scoped.documents import DocumentWrite
+from memory_plugin.scoped.documents import Document, DocumentWrite
 from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.recall import Hit
+from memory_plugin.scoped.seen import UNSEEN, artifact, seen_version
+from memory_plugin.scoped.seen import UPDATE_MEMORY as UPDATE_MEMORY_TOOL
 from memory_plugin.tooling import Twin, runtime_store, twin_tools
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
+Answer = tuple[str, dict[str, int]]
 
 REMEMBER = (
     "Save one durable fact to long-term memory as a dated note: a preference, a decision, a "
@@ -34,7 +37,8 @@ REMEMBER = (
 UPDATE_MEMORY = (
     "Replace the whole curated memory document shown in <memory_document> with `content` "
     "(Markdown). Send the complete new document: anything you leave out is removed. Keep it "
-    "concise and organised; it is injected into every conversation."
+    "concise and organised; it is injected into every conversation. If it changed since you "
+    "saw it, nothing is saved and you get the current document to merge your change into."
 )
 RECALL = (
     "Search long-term memory notes, including older ones not shown in <recent_memory_notes>. "
@@ -51,7 +55,7 @@ def _noted(note: Note) -> str:
     return f"Noted for {note.day} (note #{note.position})."
 
 
-def _saved(write: DocumentWrite) -> str:
+def _saved(write: DocumentWrite) -> Answer:
     doc = write.document
     emit("scoped", "document_saved", None, version=doc.version, compressed=write.compressed)
     text = f"Saved the memory document (version {doc.version}, {len(doc.text):,} characters)."
@@ -59,7 +63,26 @@ def _saved(write: DocumentWrite) -> str:
         text += " It was over the hard limit, so it was compressed before saving."
     for warning in write.warnings:
         text += f" Warning: {warning}."
-    return text
+    return text, artifact(doc.version)
+
+
+def _merge(current: Document | None, unseen: bool) -> Answer:
+    """The answer when the model has not seen the current document: it, and a request to
+    merge the change into it."""
+    version = current.version if current else 0
+    emit("scoped", "document_conflict", None, version=version)
+    why = (
+        "the memory document could not be loaded when this turn started, so you have not seen it"
+        if unseen
+        else f"the memory document changed since you last saw it (now version {version})"
+    )
+    body = current.text if current and current.text else "(empty)"
+    text = (
+        f"Memory not changed: {why}; nothing was saved. Merge your change into the current "
+        "document below and call update_memory again with the complete merged document.\n"
+        f'<memory_document version="{version}">\n{body}\n</memory_document>'
+    )
+    return text, artifact(version)
 
 
 def _hits(query: str, hits: list[Hit]) -> str:
@@ -87,17 +110,23 @@ def scoped_memory_tools(*, model: BaseChatModel | None = None, **options: Any) -
     async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         return _noted(await memory(runtime).aremember(_context(runtime), text))
 
-    def update_memory(content: str, runtime: ToolRuntime[Any, Any]) -> str:
-        try:
-            return _saved(memory(runtime).write_document(_context(runtime), content))
-        except ConflictError as exc:
-            raise MemoryPluginError(f"{exc}; read the current document and retry") from exc
+    def update_memory(content: str, runtime: ToolRuntime[Any, Any]) -> Answer:
+        scoped, ctx, seen = memory(runtime), _context(runtime), seen_version(runtime.state)
+        if seen != UNSEEN:
+            try:
+                return _saved(scoped.write_document(ctx, content, expected_version=seen))
+            except ConflictError:
+                pass
+        return _merge(scoped.read_document(ctx), seen == UNSEEN)
 
-    async def aupdate_memory(content: str, runtime: ToolRuntime[Any, Any]) -> str:
-        try:
-            return _saved(await memory(runtime).awrite_document(_context(runtime), content))
-        except ConflictError as exc:
-            raise MemoryPluginError(f"{exc}; read the current document and retry") from exc
+    async def aupdate_memory(content: str, runtime: ToolRuntime[Any, Any]) -> Answer:
+        scoped, ctx, seen = memory(runtime), _context(runtime), seen_version(runtime.state)
+        if seen != UNSEEN:
+            try:
+                return _saved(await scoped.awrite_document(ctx, content, expected_version=seen))
+            except ConflictError:
+                pass
+        return _merge(await scoped.aread_document(ctx), seen == UNSEEN)
 
     def recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
         return _hits(query, memory(runtime).recall(_context(runtime), query, k))
@@ -111,5 +140,8 @@ def scoped_memory_tools(*, model: BaseChatModel | None = None, **options: Any) -
         (recall, arecall, RECALL),
     ]
     return twin_tools(
-        twins, refused="Memory not changed: ", unavailable="Memory is unavailable right now"
+        twins,
+        refused="Memory not changed: ",
+        unavailable="Memory is unavailable right now",
+        with_artifact=[UPDATE_MEMORY_TOOL],
     )
