@@ -3,6 +3,7 @@ backend cannot hold never break a thread, on every backend, sync and async."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from memory_plugin.storable import storable, storable_text
 from memory_plugin.thread.journal import (
     JournalEntry,
     adelete_thread,
+    append_plan,
     delete_thread,
     entries_plan,
     kept_incarnations_plan,
@@ -32,6 +34,7 @@ from tests.thread_helpers import build_graph, chat, fetch_turn
 ANN = MemoryContext(user_id="ann", workspace_id="acme")
 T1 = {"configurable": {"thread_id": "t1"}}
 BIG = 2**70
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
 @tool
@@ -133,6 +136,36 @@ async def test_a_reused_thread_id_starts_a_new_journal_async(abackend: Backend) 
     kept = await arun(abackend.store, entries_plan("t1", incarnation=0))
     assert kept[0].text == OLD_TEXT and kept[-1].text == OLD_THREAD[-1]
     assert await arun(abackend.store, kept_incarnations_plan("t1")) == [0]
+
+
+def test_a_thread_deleted_without_delete_thread_also_starts_a_new_journal(
+    backend: Backend,
+) -> None:
+    graph = graph_for(backend, *OLD_THREAD, *NEW_THREAD)
+    say(graph, OLD_TEXT)
+    backend.checkpointer.delete_thread("t1")
+    assert_new_journal(say(graph, "What did we plan?"))
+    assert_kept(backend, 0)
+    assert run(backend.store, kept_incarnations_plan("t1")) == [0]
+
+
+async def test_a_thread_deleted_without_delete_thread_starts_a_new_journal_async(
+    abackend: Backend,
+) -> None:
+    graph = graph_for(abackend, *OLD_THREAD, *NEW_THREAD)
+    await asay(graph, OLD_TEXT)
+    await abackend.checkpointer.adelete_thread("t1")
+    assert_new_journal(await asay(graph, "What did we plan?"))
+    kept = await arun(abackend.store, entries_plan("t1", incarnation=0))
+    assert kept[0].text == OLD_TEXT
+
+
+def test_a_retried_first_append_is_the_same_journal(backend: Backend) -> None:
+    messages = [HumanMessage(OLD_TEXT, id="h1"), AIMessage("Noted.", id="a1")]
+    for _ in range(2):
+        assert run(backend.store, append_plan("t1", messages, 0, T0)) == 2
+    assert run(backend.store, kept_incarnations_plan("t1")) == []
+    assert [e.text for e in run(backend.store, entries_plan("t1"))] == [OLD_TEXT, "Noted."]
 
 
 def test_a_reused_thread_id_starts_without_the_old_rolling_summary(backend: Backend) -> None:

@@ -5,7 +5,10 @@ full transcript, searchable, and an index from each tool call id to its call and
 Deleting a thread keeps its journal and summaries unless asked otherwise: they are moved
 aside as a kept incarnation of the thread (0, 1, ... in the order of the deletes), so a
 thread started again under the same id begins an empty journal that can neither find nor
-overwrite the old one, and the kept journal stays readable by its incarnation.
+overwrite the old one, and the kept journal stays readable by its incarnation. A thread
+deleted some other way (LangGraph Server's API, the checkpointer alone) is noticed when its
+id starts a journal again over a journal that begins with another message, and that old
+journal is moved aside then.
 """
 
 from __future__ import annotations
@@ -129,10 +132,16 @@ def _link_key(tool_call_id: str, side: str) -> str:
 def append_plan(
     thread_id: str, messages: Sequence[BaseMessage], start_seq: int, now: datetime
 ) -> Plan[int]:
-    """Journal messages as entries start_seq, start_seq + 1, ... in one write; the next seq."""
+    """Journal messages as entries start_seq, start_seq + 1, ... in one write; the next seq.
+    A journal started over another thread's (one deleted without delete_thread) first moves
+    that one aside."""
     if start_seq < 0:
         raise MemoryWriteError(f"start_seq must be at least 0, got {start_seq}")
     base = thread_namespace(thread_id)
+    if start_seq == 0 and messages:
+        (first,) = yield [GetOp((*base, JOURNAL), entry_key(0))]
+        if first is not None and first.value.get("message_id") != messages[0].id:
+            yield from _move_aside_plan(thread_id)
     created_at = now.astimezone(UTC).isoformat()
     entries = [_entry(message, start_seq + n, created_at) for n, message in enumerate(messages)]
     links = (*base, TOOL_CALLS)
