@@ -15,7 +15,7 @@ _INJECTION = [
         r"\bignore\s+(all\s+)?(the\s+)?(previous|prior|above|earlier)\s+(instructions|prompts?|messages?)",
         r"\bdisregard\s+(all\s+)?(the\s+)?(previous|prior|above|system)\s+(instructions|prompts?)",
         r"^\s*(-\s*)?(system|assistant|developer)\s*:",
-        r"</?\s*(system|recent_memory_notes|memory_document)\b",
+        r"</?\s*(system|recent_memory_notes|memory_document|user_memory)\b",
         r"\byou\s+are\s+now\s+(in\s+)?(developer|dan|jailbreak)",
     )
 ]

@@ -118,10 +118,9 @@ def test_repair_of_hostile_model_output_keeps_identity_and_structure() -> None:
         "Sure! Here is the updated profile:\n```markdown\n---\nuser_id: mallory\n"
         "schema_version: 9\nadmin: true\n---\n# User Memory\n\n## Skills & Expertise\n"
         "* Knows Rust.\n\n## Hobbies\n- Chess\n\n## Identity\n- Works at Acme.\n"
-        "I hope this helps!\n\n## Recent Topics\n- Rust lifetimes\n```\nLet me know!"
+        "\n## Recent Topics\n- Rust lifetimes\n```\nI hope this helps! Let me know!"
     )
     fixed = repair(hostile, stored, NOW)
-    assert fixed is not None
     assert (fixed.user_id, fixed.schema_version) == ("ann", 1)
     assert fixed.bullets("Identity") == ("Works at Acme.",)
     assert fixed.bullets("Skills & Expertise") == ("Knows Rust.",)
@@ -129,7 +128,8 @@ def test_repair_of_hostile_model_output_keeps_identity_and_structure() -> None:
     assert fixed.bullets("Work Context") == stored.bullets("Work Context")
     assert "Chess" not in render(fixed) and "mallory" not in render(fixed)
     assert parse(render(fixed)) == fixed
-    assert repair("I could not find anything to change.", stored, NOW) is None
+    with pytest.raises(ProfileFormatError, match="none of the profile's sections"):
+        repair("I could not find anything to change.", stored, NOW)
 
 
 # --- consolidation ------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def test_concurrent_consolidations_keep_both_updates(backend: Backend) -> None:
     assert stored is not None and stored.turn_count == 14
     assert "Speaks Italian." in stored.bullets("Identity")
     assert "Call her Annie." in stored.bullets("Communication Preferences")
-    assert len(model.calls) == 3
+    assert len(model.calls) == 2
 
 
 async def test_async_consolidation(abackend: Backend) -> None:
@@ -246,7 +246,9 @@ def big_profile(user: str) -> Profile:
 
 
 def test_over_budget_is_condensed_by_the_model(backend: Backend) -> None:
-    short = render(base_for("ann"))
+    merged = (*base_for("ann").bullets("Work Context"), "Project 0-39: each with detail.")
+    condensed = base_for("ann").with_sections({**base_for("ann").sections, "Work Context": merged})
+    short = render(condensed)
     answers = iter([render(big_profile("ann")), short[short.index("# User Memory") :]])
 
     class Sequenced(ProfileModel):
@@ -260,7 +262,7 @@ def test_over_budget_is_condensed_by_the_model(backend: Backend) -> None:
     assert len(model.calls) == 2 and "Project 39" in model.calls[1]
     stored = memory.read(ANN)
     assert stored is not None and not stored.truncated
-    assert stored.bullets("Work Context") == base_for("ann").bullets("Work Context")
+    assert stored.bullets("Work Context") == merged
 
 
 @pytest.mark.parametrize("condenser", ["fails", "too long"])
@@ -269,7 +271,7 @@ def test_truncation_is_the_last_resort(backend: Backend, condenser: str) -> None
 
     class Sequenced(ProfileModel):
         def _answer(self, prompt: str) -> str:
-            if condenser == "fails" and "over its size budget" in prompt:
+            if condenser == "fails" and "<exchange>" not in prompt:
                 raise ConnectionError("down")
             return next(answers)
 

@@ -1,6 +1,8 @@
 """Keeping the profile within its token budget: condense with the model, and as a last resort
 drop bullets (Recent Topics first, then the last bullets of the other sections) behind the
-truncation marker, so the frontmatter and the sections stay valid."""
+truncation marker, so the frontmatter and the sections stay valid. A profile that fits carries
+no marker, so the marker goes once the profile fits again. A condensation the guard refuses,
+or one that fails or times out, leaves the profile to truncation."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from datetime import datetime
 
 from langchain_core.language_models import BaseChatModel
 
+from memory_plugin.events import emit
 from memory_plugin.plans import ModelCall, Plan
-from memory_plugin.profile.document import RECENT, SECTIONS, Profile, render, repair
+from memory_plugin.profile.document import RECENT, SECTIONS, Profile, render
+from memory_plugin.profile.guard import check_condensation, proposed
 from memory_plugin.profile.prompts import condense_messages
-from memory_plugin.replies import reply_text
+from memory_plugin.replies import RejectedReply
 from memory_plugin.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
@@ -32,7 +36,8 @@ def size(profile: Profile, counter: TokenCounter) -> int:
 
 
 def truncate(profile: Profile, budget: int, counter: TokenCounter) -> Profile:
-    """Drop bullets until the profile fits, marking it truncated; unchanged if it fits."""
+    """Drop bullets until the profile fits, marking it truncated; unmarked if it fits."""
+    profile = replace(profile, truncated=False)
     if size(profile, counter) <= budget:
         return profile
     sections = {s: list(profile.bullets(s)) for s in SECTIONS}
@@ -47,6 +52,23 @@ def truncate(profile: Profile, budget: int, counter: TokenCounter) -> Profile:
     return candidate
 
 
+def _condensed_plan(
+    profile: Profile, target: int, model: BaseChatModel, now: datetime, timeout: float | None
+) -> Plan[Profile | None]:
+    try:
+        reply = yield ModelCall(model, condense_messages(body(profile), target), timeout=timeout)
+        condensed = proposed(reply, profile, now)
+        check_condensation(profile, condensed)
+    except RejectedReply as exc:
+        logger.warning("profile condensation discarded: %s; truncating instead", exc.reason)
+        emit("profile", "discarded", "profile", step="condensation", reason=exc.reason)
+        return None
+    except Exception:
+        logger.warning("profile condensation failed; truncating instead", exc_info=True)
+        return None
+    return condensed
+
+
 def fit_plan(
     profile: Profile,
     budget: int,
@@ -54,18 +76,14 @@ def fit_plan(
     model: BaseChatModel,
     counter: TokenCounter,
     now: datetime,
+    timeout: float | None = None,
 ) -> Plan[Profile]:
-    """The profile within budget: condensed by the model when over it, truncated if that
-    fails or is still too long."""
+    """The profile within budget: condensed by the model (within `timeout` seconds) when over
+    it, truncated if that fails, is refused or is still too long."""
+    profile = replace(profile, truncated=False)
     if size(profile, counter) <= budget:
         return profile
-    target = int(budget * target_ratio)
-    try:
-        reply = yield ModelCall(model, condense_messages(body(profile), target))
-        condensed = repair(reply_text(reply), profile, now)
-    except Exception:
-        logger.warning("profile condensation failed; truncating instead", exc_info=True)
-        condensed = None
+    condensed = yield from _condensed_plan(profile, int(budget * target_ratio), model, now, timeout)
     if condensed is not None and size(condensed, counter) <= budget:
         return condensed
     return truncate(condensed or profile, budget, counter)

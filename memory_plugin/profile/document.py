@@ -1,9 +1,11 @@
 """The memory.md profile: YAML frontmatter, `# User Memory`, six fixed sections.
 
 `render` writes the canonical form and `parse` reads it back exactly (render(parse(text)) ==
-text for any canonical text). `repair` reads what a model returned: it keeps only the body,
-puts known sections in order, drops unknown sections and prose, and stamps undated Recent
-Topics bullets; it returns None when nothing usable is left.
+text for any canonical text). `repair` reads what a model returned: it keeps only the body
+(text outside a code fence or before `# User Memory` is commentary), puts known sections in
+order, drops unknown sections, keeps missing ones from the stored profile and stamps undated
+Recent Topics bullets; a section written as prose instead of bullets, or a reply with no
+section at all, is a ProfileFormatError naming what is wrong.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+
+from memory_plugin.safety import strip_control
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +34,8 @@ TITLE = "# User Memory"
 SCHEMA_VERSION = 1
 TRUNCATED = "<!-- truncated to fit memory budget -->"
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC: ")
-_BULLET = re.compile(r"^\s*[-*+•]\s+(.*\S)\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+(.*\S)\s*$")
+_FENCE = re.compile(r"^\s*```")
 _HEADING = re.compile(r"^##\s+(.+?)\s*#*\s*$")
 _SAFE_SCALAR = re.compile(r"^[A-Za-z0-9_.@+-][A-Za-z0-9_.@+\- ]*$")
 
@@ -107,31 +112,36 @@ def _frontmatter(lines: list[str]) -> tuple[dict[str, str], int]:
     return fields, end + 1
 
 
-def _body(lines: list[str]) -> tuple[dict[str, list[str]], list[str], list[str]]:
-    """Sections found in order, unknown headings, and stray lines."""
+def _body(lines: list[str]) -> tuple[dict[str, list[str]], list[str], list[tuple[str, str]]]:
+    """Sections found in order, unknown headings, and stray lines with the section they are in
+    ("" outside the known sections)."""
     found: dict[str, list[str]] = {}
     unknown: list[str] = []
-    stray: list[str] = []
-    current: list[str] | None = None
+    stray: list[tuple[str, str]] = []
+    current: str | None = None
     for line in lines:
         heading = _HEADING.match(line)
         if heading:
             name = heading.group(1)
-            known = next((s for s in SECTIONS if s.lower() == name.lower()), None)
-            if known is None:
+            current = next((s for s in SECTIONS if s.lower() == name.lower()), None)
+            if current is None:
                 unknown.append(name)
-                current = None
             else:
-                current = found.setdefault(known, [])
+                found.setdefault(current, [])
             continue
         if not line.strip() or line.strip() in (EMPTY, TRUNCATED):
             continue
         bullet = _BULLET.match(line)
         if bullet and current is not None:
-            current.append(bullet.group(1))
+            found[current].append(bullet.group(1))
         elif current is not None or line.strip() != TITLE:
-            stray.append(line)
+            stray.append((current or "", line))
     return found, unknown, stray
+
+
+def _is_truncated(lines: list[str]) -> bool:
+    """Whether the text ends with the truncation marker line (not merely mentions it)."""
+    return len(lines) >= 3 and lines[-2:] == [TRUNCATED, ""] and lines[-3] == ""
 
 
 def parse(text: str) -> Profile:
@@ -151,7 +161,7 @@ def parse(text: str) -> Profile:
             last_updated=fields["last_updated"],
             turn_count=int(fields["turn_count"]),
             sections={s: tuple(found[s]) for s in SECTIONS},
-            truncated=TRUNCATED in text,
+            truncated=_is_truncated(lines),
         )
     except ValueError as exc:
         raise ProfileFormatError(f"a frontmatter value is malformed: {exc}") from None
@@ -160,26 +170,51 @@ def parse(text: str) -> Profile:
     return profile
 
 
-def repair(text: str, base: Profile, now: datetime) -> Profile | None:
+def _unfenced(lines: list[str]) -> list[str]:
+    """The lines inside the first code fence when the profile is in it, else all lines."""
+    opening = next((i for i, line in enumerate(lines) if _FENCE.match(line)), None)
+    if opening is None:
+        return lines
+    closing = next(
+        (i for i in range(opening + 1, len(lines)) if _FENCE.match(lines[i])), len(lines)
+    )
+    inside = lines[opening + 1 : closing]
+    return inside if any(_HEADING.match(line) for line in inside) else lines
+
+
+def clean_bullet(text: str) -> str:
+    """A bullet as stored: one line, no control characters, no truncation marker."""
+    return " ".join(strip_control(text.replace(TRUNCATED, " "), keep_newlines=False).split())
+
+
+def repair(text: str, base: Profile, now: datetime) -> Profile:
     """The sections a model returned, fitted onto `base` (whose frontmatter is kept as is):
-    sections in order, unknown ones and prose dropped, missing ones kept from `base`, undated
-    Recent Topics bullets stamped with `now`. None when no section is recognisable."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.split("\n", 1)[1] if "\n" in body else ""
-        body = body[: body.rfind("```")] if "```" in body else body
-    lines = body.split("\n")
+    sections in order, unknown ones dropped, missing ones kept from `base`, undated Recent
+    Topics bullets stamped with `now`. ProfileFormatError when no section is recognisable or
+    a section holds prose instead of bullets."""
+    lines = _unfenced(text.strip().split("\n"))
     if TITLE in lines:
         lines = lines[lines.index(TITLE) + 1 :]
     found, unknown, stray = _body(lines)
     if not found:
-        return None
+        raise ProfileFormatError("the reply has none of the profile's sections")
+    prose = [(section, line) for section, line in stray if section]
+    if prose:
+        section, line = prose[0]
+        raise ProfileFormatError(
+            f"the {section} section is written as prose, not bullets ({line.strip()[:60]!r})"
+        )
     if unknown or stray:
         logger.info("profile repair dropped sections %s and %d stray lines", unknown, len(stray))
     missing = [s for s in SECTIONS if s not in found]
     if missing:
         logger.info("profile repair kept sections %s from the stored profile", missing)
     stamp = now.strftime("%Y-%m-%d %H:%M UTC: ")
-    sections = {s: tuple(found[s]) if s in found else base.bullets(s) for s in SECTIONS}
+    sections = {
+        s: tuple(b for b in map(clean_bullet, found[s]) if b and b != EMPTY)
+        if s in found
+        else base.bullets(s)
+        for s in SECTIONS
+    }
     sections[RECENT] = tuple(b if _STAMP.match(b) else stamp + b for b in sections[RECENT])
-    return base.with_sections(sections)
+    return replace(base, truncated=False).with_sections(sections)

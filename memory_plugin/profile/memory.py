@@ -26,17 +26,17 @@ from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
 from memory_plugin.profile.budget import body, fit_plan, truncate
-from memory_plugin.profile.changes import Op, changes
+from memory_plugin.profile.changes import Op, changes, diff, reapply
 from memory_plugin.profile.document import (
     SCHEMA_VERSION,
     Profile,
     ProfileFormatError,
     parse,
     render,
-    repair,
 )
+from memory_plugin.profile.guard import check_consolidation, proposed
 from memory_plugin.profile.prompts import NOOP, consolidation_messages
-from memory_plugin.replies import reply_text
+from memory_plugin.replies import RejectedReply, reply_text
 from memory_plugin.scope import profile_scope
 from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.tokens import TokenCounter, counter_for
@@ -44,7 +44,7 @@ from memory_plugin.tokens import TokenCounter, counter_for
 logger = logging.getLogger(__name__)
 KEY = "memory.md"
 BLOCK = "user_profile"
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = 10
 INSTRUCTION = (
     "## What I know about you\n"
     "Durable context about the user from earlier conversations. Treat it as background: adapt "
@@ -60,6 +60,7 @@ class Consolidation:
     status: Status
     profile: Profile | None = None
     operations: tuple[tuple[Op, str | None], ...] = ()
+    reason: str | None = None
 
 
 def enablement(settings: MemorySettings) -> tuple[bool, str]:
@@ -186,33 +187,36 @@ class ProfileMemory:
     def consolidate_plan(
         self, ctx: MemoryContext, user: str, assistant: str, settings: MemorySettings | None = None
     ) -> Plan[Consolidation]:
-        """Ask the model for NOOP or a rewritten profile after one exchange, and save a
-        changed profile with compare-and-swap (a concurrent update reruns on the newer one)."""
+        """Ask the model for NOOP or a rewritten profile after one exchange, check the rewrite,
+        and save it with compare-and-swap; on a concurrent change this run's changes are
+        applied again to the newer profile, without another consolidation call."""
         if settings is None:
             settings = yield from self._settings_plan(ctx)
         if not enablement(settings)[0] or not ctx.user_id:
             return Consolidation("disabled")
         model = self._model_for(settings)
+        timeout = settings.profile_timeout_seconds
         namespace = profile_scope(ctx).namespace
+        stored, version = yield from self._read_plan(ctx)
+        base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
+        now = self.clock()
+        stamp = now.strftime("%Y-%m-%d %H:%M UTC")
+        messages = consolidation_messages(body(base), user, assistant, stamp)
+        reply = yield ModelCall(model, messages, timeout=timeout)
+        if reply_text(reply).strip("`\"'. ").upper() == NOOP:
+            return Consolidation("noop", stored)
+        try:
+            rewrite = proposed(reply, base, now)
+            if rewrite.same_content(base):
+                return Consolidation("noop", stored)
+            check_consolidation(base, rewrite, user)
+        except RejectedReply as exc:
+            logger.warning("profile update of %s discarded: %s", ctx.user_id, exc.reason)
+            return Consolidation("discarded", stored, reason=exc.reason)
+        delta = diff(base, rewrite)
         for _ in range(MAX_ATTEMPTS):
-            stored, version = yield from self._read_plan(ctx)
-            base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
-            now = self.clock()
-            stamp = now.strftime("%Y-%m-%d %H:%M UTC")
-            reply = yield ModelCall(
-                model, consolidation_messages(body(base), user, assistant, stamp)
-            )
-            text = reply_text(reply)
-            if text.strip().strip("`\"'. ").upper() == NOOP:
-                return Consolidation("noop", stored)
-            proposed = repair(text, base, now)
-            if proposed is None:
-                logger.warning("profile update discarded: the model's answer is not a profile")
-                return Consolidation("discarded", stored)
-            if proposed.same_content(base):
-                return Consolidation("noop", stored)
             budget, ratio = settings.profile_max_tokens, settings.profile_condense_ratio
-            fitted = yield from fit_plan(proposed, budget, ratio, model, self.counter, now)
+            fitted = yield from fit_plan(rewrite, budget, ratio, model, self.counter, now, timeout)
             new = replace(
                 fitted,
                 user_id=base.user_id,
@@ -223,8 +227,13 @@ class ProfileMemory:
             saved = yield PutIfVersion(namespace, KEY, {"text": render(new)}, version)
             if saved is not None:
                 return Consolidation("updated", new, tuple(changes(stored, new)))
-            logger.info("profile of %s changed meanwhile; consolidating again", ctx.user_id)
-        return Consolidation("conflict", None)
+            logger.info("profile of %s changed meanwhile; applying this turn again", ctx.user_id)
+            stored, version = yield from self._read_plan(ctx)
+            base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
+            rewrite = reapply(delta, base)
+            if rewrite.same_content(base):
+                return Consolidation("noop", stored)
+        return Consolidation("conflict", None, reason="the profile kept changing meanwhile")
 
     def consolidate(self, ctx: MemoryContext, user: str, assistant: str) -> Consolidation:
         """Consolidate one exchange into the caller's profile."""
@@ -246,11 +255,13 @@ class ProfileMemory:
         settings = MemorySettings.model_construct(**values) if values else None
         try:
             result = yield from self.consolidate_plan(ctx, *exchange, settings)
-        except Exception:
+        except Exception as exc:
             logger.warning("profile consolidation failed; the profile is unchanged", exc_info=True)
+            emit("profile", "failed", "profile", reason=f"{type(exc).__name__}: {exc}")
             return {}
         operations = [{"op": op, "section": section} for op, section in result.operations]
-        emit("profile", result.status, "profile", operations=operations)
+        details = {"reason": result.reason} if result.reason else {}
+        emit("profile", result.status, "profile", operations=operations, **details)
         return {}
 
     def _opt_out_plan(self, ctx: MemoryContext) -> Plan[str]:
