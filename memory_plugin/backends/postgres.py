@@ -1,7 +1,14 @@
-"""PostgreSQL backend: PostgresStore (pgvector for semantic search) and PostgresSaver on a pool."""
+"""PostgreSQL backend: PostgresStore (pgvector for semantic search) and PostgresSaver on a pool.
+
+A server that is down costs a caller at most the store timeout (the store_timeout_seconds
+setting): connection attempts give up after it, and once an attempt has failed, requests
+stop queueing for a connection (they wait RETRY_WAIT_SECONDS, time for a fresh attempt)
+until one succeeds again.
+"""
 
 from __future__ import annotations
 
+import math
 import time
 from contextlib import AsyncExitStack, ExitStack
 from typing import Any
@@ -11,14 +18,14 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.index import log_once
 from memory_plugin.errors import BackendError, BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
 
-CONNECT_TIMEOUT_SECONDS = 5
+RETRY_WAIT_SECONDS = 0.25
 # Held while migrations run, so app servers starting together never race on them. Polled
 # with short statements: a waiting statement would stall the migrations' CREATE INDEX
 # CONCURRENTLY, which waits for every open transaction.
@@ -27,6 +34,77 @@ SETUP_LOCK_POLL_SECONDS = 0.05
 SETUP_LOCK_TIMEOUT_SECONDS = 120
 POOL_MAX_SIZE = 10
 _CONN_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+def _connection_kwargs(timeout: float) -> dict[str, Any]:
+    """Connection settings bounding a connect, and noticing a dead peer, by the timeout."""
+    seconds = max(1, math.ceil(timeout))
+    return {
+        **_CONN_KWARGS,
+        "connect_timeout": seconds,
+        "keepalives": 1,
+        "keepalives_idle": seconds,
+        "keepalives_interval": 1,
+        "keepalives_count": 3,
+    }
+
+
+class FailFastPool(ConnectionPool[Any]):
+    """A connection pool that stops queueing requests once the server cannot be reached."""
+
+    unreachable = False
+
+    def _connect(self, timeout: float | None = None) -> Any:
+        try:
+            conn = super()._connect(timeout)
+        except Exception:
+            self.unreachable = True
+            raise
+        self.unreachable = False
+        return conn
+
+    def getconn(self, timeout: float | None = None) -> Any:
+        """A connection within `timeout` (the pool's), or RETRY_WAIT_SECONDS when unreachable."""
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                return super().getconn(min(deadline - time.monotonic(), RETRY_WAIT_SECONDS))
+            except PoolTimeout:
+                if self.unreachable or time.monotonic() >= deadline:
+                    raise _no_connection(self, wait) from None
+
+
+class AsyncFailFastPool(AsyncConnectionPool[Any]):
+    """Async twin of FailFastPool."""
+
+    unreachable = False
+
+    async def _connect(self, timeout: float | None = None) -> Any:
+        try:
+            conn = await super()._connect(timeout)
+        except Exception:
+            self.unreachable = True
+            raise
+        self.unreachable = False
+        return conn
+
+    async def getconn(self, timeout: float | None = None) -> Any:
+        """A connection within `timeout` (the pool's), or RETRY_WAIT_SECONDS when unreachable."""
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                return await super().getconn(min(deadline - time.monotonic(), RETRY_WAIT_SECONDS))
+            except PoolTimeout:
+                if self.unreachable or time.monotonic() >= deadline:
+                    raise _no_connection(self, wait) from None
+
+
+def _no_connection(pool: FailFastPool | AsyncFailFastPool, waited: float) -> PoolTimeout:
+    if pool.unreachable:
+        return PoolTimeout(f"PostgreSQL at {pool.name} cannot be reached; try again shortly")
+    return PoolTimeout(f"no free connection to PostgreSQL at {pool.name} within {waited:g} s")
 
 
 def _take_setup_lock(conn: psycopg.Connection[Any], display: str) -> None:
@@ -40,10 +118,10 @@ def _take_setup_lock(conn: psycopg.Connection[Any], display: str) -> None:
         time.sleep(SETUP_LOCK_POLL_SECONDS)
 
 
-def _probe(target: str, display: str, want_vector: bool, stack: ExitStack) -> bool:
+def _probe(target: str, display: str, want_vector: bool, stack: ExitStack, timeout: float) -> bool:
     """Check the server answers, take the setup lock, report whether pgvector can be used."""
     try:
-        conn = psycopg.connect(target, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True)
+        conn = psycopg.connect(target, connect_timeout=max(1, math.ceil(timeout)), autocommit=True)
         stack.callback(conn.close)
         row = conn.execute(
             "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
@@ -63,20 +141,34 @@ def _probe(target: str, display: str, want_vector: bool, stack: ExitStack) -> bo
     return want_vector and has_vector
 
 
+def _pool_options(display: str, timeout: float) -> dict[str, Any]:
+    # reconnect_timeout=0: no retry loop with growing back-off; a request that finds no
+    # connection starts a fresh attempt, so a server that is back is used at once.
+    return {
+        "min_size": 1,
+        "max_size": POOL_MAX_SIZE,
+        "kwargs": _connection_kwargs(timeout),
+        "timeout": timeout,
+        "reconnect_timeout": 0.0,
+        "name": display,
+        "open": False,
+    }
+
+
 def open_postgres(
-    target: str, display: str, index: dict[str, Any] | None, stack: ExitStack
+    target: str, display: str, index: dict[str, Any] | None, stack: ExitStack, timeout: float
 ) -> Opened:
     """Open a pooled PostgresStore and PostgresSaver and run their migrations."""
     with ExitStack() as setup_lock:
-        vector = _probe(target, display, index is not None, setup_lock)
-        return _open_pool(target, index if vector else None, stack)
+        vector = _probe(target, display, index is not None, setup_lock, timeout)
+        return _open_pool(target, display, index if vector else None, stack, timeout)
 
 
-def _open_pool(target: str, index: dict[str, Any] | None, stack: ExitStack) -> Opened:
-    pool: ConnectionPool[Any] = ConnectionPool(
-        target, min_size=1, max_size=POOL_MAX_SIZE, kwargs=_CONN_KWARGS, open=False
-    )
-    pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+def _open_pool(
+    target: str, display: str, index: dict[str, Any] | None, stack: ExitStack, timeout: float
+) -> Opened:
+    pool = FailFastPool(target, **_pool_options(display, timeout))
+    pool.open(wait=True, timeout=timeout)
     stack.callback(pool.close)
     store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = PostgresSaver(pool, serde=CachingSerializer())
@@ -86,19 +178,27 @@ def _open_pool(target: str, index: dict[str, Any] | None, stack: ExitStack) -> O
 
 
 async def aopen_postgres(
-    target: str, display: str, index: dict[str, Any] | None, stack: AsyncExitStack
+    target: str,
+    display: str,
+    index: dict[str, Any] | None,
+    stack: AsyncExitStack,
+    timeout: float,
 ) -> Opened:
     """Async twin of open_postgres."""
     with ExitStack() as setup_lock:
-        vector = _probe(target, display, index is not None, setup_lock)
-        return await _aopen_pool(target, index if vector else None, stack)
+        vector = _probe(target, display, index is not None, setup_lock, timeout)
+        return await _aopen_pool(target, display, index if vector else None, stack, timeout)
 
 
-async def _aopen_pool(target: str, index: dict[str, Any] | None, stack: AsyncExitStack) -> Opened:
-    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        target, min_size=1, max_size=POOL_MAX_SIZE, kwargs=_CONN_KWARGS, open=False
-    )
-    await pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+async def _aopen_pool(
+    target: str,
+    display: str,
+    index: dict[str, Any] | None,
+    stack: AsyncExitStack,
+    timeout: float,
+) -> Opened:
+    pool = AsyncFailFastPool(target, **_pool_options(display, timeout))
+    await pool.open(wait=True, timeout=timeout)
     stack.push_async_callback(pool.close)
     store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = AsyncPostgresSaver(pool, serde=CachingSerializer())
