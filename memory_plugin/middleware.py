@@ -8,7 +8,9 @@ Invoke it as the prebuilt graph: a `thread_id` in `config["configurable"]`, the 
 
     before_agent   prepare_turn (load memory; journal, mask, compact)  | summarize_now
     before_model   manage_context, after a tool step
-    wrap_model_call  the protected prefix (system prompt, memory blocks, summary) in front
+    wrap_model_call  the protected prefix (system prompt, memory blocks, summary) in front, and
+                   only the memory tools of the kinds that are on for this turn's scope
+    wrap_tool_call   a call to a memory tool whose kind is off is refused
     after_agent    finish_turn (journal the answer, rolling summary), then update_profile
 
 create_agent stores `messages` with plain add_messages; pass it `state_schema=MemoryState` to
@@ -29,10 +31,13 @@ from langchain.agents.middleware import (
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
 from memory_plugin.compat import RunnableCallable
-from memory_plugin.graph import memory_parts
+from memory_plugin.identity import Membership
+from memory_plugin.services import AsyncExecute, Execute, Result, build_services
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.nodes import SUMMARIZE_NOW
 from memory_plugin.thread.state import merge_info
@@ -82,8 +87,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
 
     `model` does memory's own model work (summaries, flush notes, profile consolidation,
     document compression) and gives the context window; `settings` are the platform defaults
-    (layers in the store still apply each turn); `system_prompt` opens the protected prefix,
-    after create_agent's own system prompt if it has one.
+    (environment variables override and lock them, layers in the store still apply each turn;
+    a bad value raises SettingsError here); `system_prompt` opens the protected prefix, after
+    create_agent's own system prompt if it has one; `membership(user_id, workspace_id)` admits
+    a workspace the run names.
     """
 
     state_schema = MemoryAgentState
@@ -94,10 +101,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         *,
         settings: MemorySettings | None = None,
         system_prompt: str | None = None,
+        membership: Membership | None = None,
     ) -> None:
-        parts = memory_parts(model, settings or MemorySettings(), system_prompt=system_prompt)
-        self.manager, self.profile, self.tools = parts.manager, parts.profile, parts.tools
-        self._start, self._manage, self._finish = parts.start, parts.manage, parts.finish
+        services = build_services(
+            model, settings, system_prompt=system_prompt, membership=membership
+        )
+        self.services = services
+        self.manager, self.profile, self.tools = services.manager, services.profile, services.tools
+        self._start, self._manage, self._finish = services.start, services.manage, services.finish
 
     @staticmethod
     def _summarized(update: Update) -> Update:
@@ -130,8 +141,19 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
             return None
         return await _ainvoke(self._manage, dict(state))
 
+    def _offered(self, request: ModelRequest[Any]) -> list[BaseTool | dict[str, Any]]:
+        """The request's tools less the memory tools of kinds that are off this turn."""
+        settings = self.services.turn_settings(request.state)
+        return [
+            tool
+            for tool in request.tools
+            if not isinstance(tool, BaseTool) or self.services.refusal(tool.name, settings) is None
+        ]
+
     def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        """The request with the protected prefix in front of its messages (a new request)."""
+        """The request with the protected prefix in front of its messages and this turn's
+        memory tools (a new request)."""
+        request = request.override(tools=self._offered(request))
         prefix = self.manager.model_input({**request.state, "messages": []})
         if not prefix or not isinstance(prefix[0], SystemMessage):
             return request
@@ -148,6 +170,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
     ) -> ModelResponse[Any]:
         """Async twin of wrap_model_call."""
         return await handler(self._with_memory(request))
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Execute) -> Result:
+        """Refuse a call to a memory tool whose kind is off for this turn's scope."""
+        return self.services.gate(request, handler)
+
+    async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncExecute) -> Result:
+        """Async twin of wrap_tool_call."""
+        return await self.services.agate(request, handler)
 
     def _profile_state(self, state: Update, update: Update) -> Update:
         """The state update_profile sees: finish_turn's memory_context applied."""

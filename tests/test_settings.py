@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from memory_plugin import (
     Backend,
@@ -56,9 +55,9 @@ def test_every_numeric_setting_has_bounds_containing_its_default() -> None:
 
 
 def test_direct_construction_outside_bounds_is_an_error() -> None:
-    with pytest.raises(ValidationError, match="note_max_chars"):
+    with pytest.raises(SettingsError, match="note_max_chars"):
         MemorySettings(note_max_chars=10)
-    with pytest.raises(ValidationError, match="nonsense"):
+    with pytest.raises(SettingsError, match="nonsense"):
         MemorySettings(nonsense=1)  # type: ignore[call-arg]
 
 
@@ -110,9 +109,11 @@ def test_lock_refuses_lower_writes_and_ignores_older_values(backend: Backend) ->
     assert settings.get(CTX).values.summarization_trigger_ratio == 0.6
 
 
-def test_out_of_bounds_is_clamped_at_read_and_stored_as_given(backend: Backend) -> None:
+def test_stored_values_out_of_bounds_are_clamped_at_read(backend: Backend) -> None:
+    """A record stored before its bounds tightened is clamped, and kept as stored."""
     settings = _settings(backend)
-    settings.update("org", CTX, set={"profile_max_tokens": 50_000, "masking_trigger_ratio": 0.0})
+    record = {"values": {"profile_max_tokens": 50_000, "masking_trigger_ratio": 0.0}}
+    backend.store.put(layer_namespace("org", CTX), LAYER_KEY, {**record, "locked": []})  # type: ignore[arg-type]
     eff = settings.get(CTX)
     assert eff.values.profile_max_tokens == 8_000
     assert eff.values.masking_trigger_ratio == 0.05
@@ -192,13 +193,15 @@ def test_env_switches_set_the_platform_layer(backend: Backend) -> None:
     assert env_var("flush") == "MEMORY_FLUSH"
 
 
-def test_env_locks_and_org_override(backend: Backend) -> None:
+def test_env_wins_over_stored_layers_and_locks(backend: Backend) -> None:
     _settings(backend).update("org", CTX, set={"flush": False})
-    assert _settings(backend, MEMORY_FLUSH="on").get(CTX).values.flush is False
-    locked = _settings(backend, MEMORY_FLUSH="on", MEMORY_LOCKED="flush")
-    assert locked.get(CTX).values.flush is True
+    assert _settings(backend).get(CTX).values.flush is False
+    assert _settings(backend, MEMORY_FLUSH="on").get(CTX).values.flush is True
+    locked = _settings(backend, MEMORY_LOCKED="recall_default_k")
+    locked.update("platform", CTX, set={"recall_default_k": 6})
+    assert locked.get(CTX).values.recall_default_k == 6
     with pytest.raises(LockedSettingError):
-        locked.update("user", CTX, set={"flush": False})
+        locked.update("user", CTX, set={"recall_default_k": 3})
 
 
 @pytest.mark.parametrize(

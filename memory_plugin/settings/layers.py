@@ -8,8 +8,9 @@ from typing import Any, Literal
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import LockedSettingError, SettingsError
 from memory_plugin.namespaces import encode_id, namespace
+from memory_plugin.settings.env import env_var
 from memory_plugin.settings.schema import field_layers
-from memory_plugin.settings.values import known_field, parse_value
+from memory_plugin.settings.values import check_value, known_field
 
 Layer = Literal["platform", "org", "space", "user"]
 LAYER_KEY = "layer"
@@ -55,8 +56,13 @@ def apply_changes(
     clear: Iterable[str],
     lock: Iterable[str],
     unlock: Iterable[str],
+    env_set: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """Return the layer record after a write, or raise before anything is changed."""
+    """Return the layer record after a write, or raise before anything is changed.
+
+    Values are checked as written (exact type, finite, within bounds); `env_set` names the
+    fields the environment sets, which no layer may set or unlock.
+    """
     clear, lock, unlock = list(clear), list(lock), list(unlock)
     for name in (*set_values, *clear, *lock, *unlock):
         known_field(name)
@@ -69,11 +75,17 @@ def apply_changes(
         if layer not in field_layers(name):
             allowed = ", ".join(field_layers(name))
             raise SettingsError(f"setting {name!r} can only be set at the {allowed} layer")
+    by_env = sorted((set(set_values) | set(unlock)) & set(env_set))
+    if by_env:
+        names = ", ".join(env_var(name) for name in by_env)
+        raise LockedSettingError(
+            f"setting(s) {by_env} are set by the deployment's environment ({names})"
+        )
     if layer != "platform":
         refused = sorted(set(set_values) & set(locked))
         if refused:
             raise LockedSettingError(f"setting(s) {refused} are locked by the platform")
-    parsed = {name: parse_value(name, value) for name, value in set_values.items()}
+    parsed = {name: check_value(name, value) for name, value in set_values.items()}
     values = {k: v for k, v in dict(record.get("values", {})).items() if k not in clear}
     values.update(parsed)
     new_locks = (set(record.get("locked", [])) | set(lock)) - set(unlock)

@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from memory_plugin.errors import SettingsError
-from memory_plugin.settings.schema import MemorySettings, field_bounds
+from memory_plugin.settings.schema import RELATIONS, MemorySettings, field_bounds
 from memory_plugin.settings.values import parse_value
 
 logger = logging.getLogger(__name__)
-
-# (a, b): the effective a never exceeds the effective b.
-RELATIONS = (
-    ("document_soft_limit_chars", "document_hard_limit_chars"),
-    ("recall_default_k", "recall_max_k"),
-    ("summarization_keep_ratio", "summarization_trigger_ratio"),
-)
 
 
 @dataclass(frozen=True)
@@ -57,10 +50,16 @@ def _dump(defaults: MemorySettings) -> dict[str, Any]:
 
 def resolve(
     defaults: MemorySettings,
-    layers: list[tuple[str, Mapping[str, Any]]],
+    layers: Sequence[tuple[str, Mapping[str, Any]]],
     locked: frozenset[str],
+    env: Mapping[str, Any] | None = None,
 ) -> EffectiveSettings:
-    """Apply layers in order (platform first); locked fields ignore every layer below platform."""
+    """Apply stored layers in order (platform first), then the environment over all of them.
+
+    A field locked by the platform ignores every layer below it; a field the environment sets
+    ignores every stored layer, the platform record included.
+    """
+    env = env or {}
     merged = dict(_dump(defaults))
     sources = dict.fromkeys(merged, "default")
     ignored: dict[str, list[str]] = {}
@@ -68,7 +67,7 @@ def resolve(
         for name, raw in values.items():
             if name not in merged:
                 continue
-            if layer != "platform" and layer != "env" and name in locked:
+            if name in env or (layer != "platform" and name in locked):
                 ignored.setdefault(name, []).append(layer)
                 continue
             try:
@@ -77,6 +76,9 @@ def resolve(
                 logger.warning("ignoring stored %s setting: %s", layer, exc)
                 continue
             sources[name] = layer
+    for name, value in env.items():
+        merged[name] = value
+        sources[name] = "env"
     clamped: dict[str, Clamped] = {}
     for name, value in merged.items():
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -94,5 +96,5 @@ def resolve(
         sources=sources,
         clamped=clamped,
         ignored=ignored,
-        locked=locked,
+        locked=locked | frozenset(env),
     )

@@ -1,7 +1,8 @@
 """The typed settings object: every default from the reference documents, with bounds.
 
-Each numeric field has admin bounds (`ge`/`le`): constructing MemorySettings outside them is an
-error, while values stored in a settings layer are clamped to them at read time.
+Each numeric field has admin bounds (`ge`/`le`). Constructing MemorySettings checks every value
+given like a settings write (exact type, finite, within bounds) and raises SettingsError naming
+the field; values stored in a settings layer before a bound changed are clamped at read time.
 `json_schema_extra` carries the reason for the bound and, for operator switches, the layers
 allowed to write the field.
 """
@@ -11,10 +12,18 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memory_plugin.errors import SettingsError
 
 LAYERS = ("platform", "org", "space", "user")
 PLATFORM_ONLY = ("platform",)
+# (a, b): the effective a never exceeds the effective b.
+RELATIONS = (
+    ("document_soft_limit_chars", "document_hard_limit_chars"),
+    ("recall_default_k", "recall_max_k"),
+    ("summarization_keep_ratio", "summarization_trigger_ratio"),
+)
 
 
 def _f(default: Any, reason: str, *, layers: tuple[str, ...] = LAYERS, **bounds: Any) -> Any:
@@ -24,7 +33,24 @@ def _f(default: Any, reason: str, *, layers: tuple[str, ...] = LAYERS, **bounds:
 class MemorySettings(BaseModel):
     """Every memory_plugin setting with its platform default."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+    )
+
+    def __init__(self, **values: Any) -> None:
+        from memory_plugin.settings.values import check_value
+
+        checked = {name: check_value(name, value) for name, value in values.items()}
+        try:
+            super().__init__(**checked)
+        except ValidationError as exc:
+            raise SettingsError(f"invalid settings: {exc.errors()[0]['msg']}") from None
+        for low, high in RELATIONS:
+            if getattr(self, low) > getattr(self, high):
+                raise SettingsError(
+                    f"setting {low!r} ({getattr(self, low)}) must not exceed {high!r} "
+                    f"({getattr(self, high)})"
+                )
 
     # Backends
     store_timeout_seconds: float = _f(

@@ -1,0 +1,188 @@
+"""The memory of one graph, built once: one settings source and one service per memory kind.
+
+`create_memory_graph` and `MemoryMiddleware` build a MemoryServices, and every node, tool and
+hook of that graph uses it: settings given in code, set by the environment or stored in a layer
+reach every path from this one owner. Which memory kinds exist in the graph is decided here,
+from the code defaults and the environment; a kind a stored layer switches off for a scope is
+off for that scope's turns: its tools are not offered to the model, and a call to one anyway is
+refused (`offered`, `refusal`, `gate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.store.base import BaseStore
+from langgraph.types import Command
+
+from memory_plugin.blocks import BlockSource
+from memory_plugin.compat import RunnableCallable
+from memory_plugin.context import MemoryContext, current_context
+from memory_plugin.identity import Membership
+from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.scoped.api import ScopedMemory
+from memory_plugin.scoped.tools import scoped_memory_tools
+from memory_plugin.settings import MemorySettings, SettingsCache
+from memory_plugin.thread.journal_tools import journal_tools
+from memory_plugin.thread.nodes import ContextManager
+
+State = Mapping[str, Any]
+Result = ToolMessage | Command[Any]
+Execute = Callable[[ToolCallRequest], Result]
+AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
+BoundModel = Runnable[LanguageModelInput, BaseMessage]
+
+
+def turn_settings(state: Any, fallback: MemorySettings) -> MemorySettings:
+    """The settings this turn's prepare_turn resolved (kept in memory_context), else fallback."""
+    info = state.get("memory_context") if isinstance(state, Mapping) else None
+    values = (info or {}).get("settings")
+    return MemorySettings.model_construct(**values) if values else fallback
+
+
+@dataclass
+class MemoryServices:
+    """One graph's memory: its settings source, the service of each memory kind that exists
+    in it, the memory tools, and which setting switches each tool's kind."""
+
+    settings: SettingsCache
+    manager: ContextManager
+    scoped: ScopedMemory | None
+    profile: ProfileMemory | None
+    tools: list[BaseTool]
+    kinds: dict[str, str]
+    membership: Membership | None = None
+
+    @property
+    def base(self) -> MemorySettings:
+        """The code defaults with the environment applied (before any stored layer)."""
+        return self.settings.base
+
+    @property
+    def managed(self) -> bool:
+        """Whether context management is part of this graph."""
+        return self.base.context_management
+
+    @property
+    def start(self) -> RunnableCallable:
+        """The node that opens a turn: load memory (and manage the context)."""
+        return self.manager.start_turn if self.managed else self.manager.load_memory
+
+    @property
+    def manage(self) -> RunnableCallable | None:
+        """The node run after each tool step, None without context management."""
+        return self.manager.prepare_context if self.managed else None
+
+    @property
+    def finish(self) -> RunnableCallable:
+        """The node that closes a turn: journal the answer (and the rolling summary)."""
+        return self.manager.finish_turn if self.managed else self.manager.journal
+
+    def context(self) -> MemoryContext:
+        """The run's MemoryContext, its workspace checked with this graph's membership hook."""
+        return current_context(self.membership)
+
+    def turn_settings(self, state: Any) -> MemorySettings:
+        """The settings in force for this turn of this graph."""
+        return turn_settings(state, self.base)
+
+    def offered(self, settings: MemorySettings) -> list[BaseTool]:
+        """The memory tools of the kinds that are on for these settings."""
+        return [tool for tool in self.tools if getattr(settings, self.kinds[tool.name])]
+
+    def refusal(self, name: str, settings: MemorySettings) -> str | None:
+        """Why a call to this tool is refused (its memory kind is off), None when it is not."""
+        kind = self.kinds.get(name)
+        if kind is None or getattr(settings, kind):
+            return None
+        return f"Memory not changed: {name} is unavailable because {kind} is switched off here."
+
+    def _refused(self, request: ToolCallRequest) -> ToolMessage | None:
+        call = request.tool_call
+        why = self.refusal(call["name"], self.turn_settings(request.state))
+        if why is None:
+            return None
+        return ToolMessage(why, name=call["name"], tool_call_id=call["id"], status="error")
+
+    def gate(self, request: ToolCallRequest, execute: Execute) -> Result:
+        """A ToolNode wrapper refusing calls to tools of a memory kind that is off."""
+        refused = self._refused(request)
+        return refused if refused is not None else execute(request)
+
+    async def agate(self, request: ToolCallRequest, execute: AsyncExecute) -> Result:
+        """Async twin of gate."""
+        refused = self._refused(request)
+        return refused if refused is not None else await execute(request)
+
+
+@dataclass
+class TurnTools:
+    """The agent's model with the app's tools and this turn's memory tools bound; one binding
+    per set of tools, reused."""
+
+    model: BaseChatModel
+    app_tools: Sequence[Any]
+    services: MemoryServices
+    _bound: dict[tuple[str, ...], BoundModel] = field(default_factory=dict, repr=False)
+
+    def __call__(self, state: Any) -> BoundModel:
+        """The bound model for this turn's settings."""
+        memory = self.services.offered(self.services.turn_settings(state))
+        key = tuple(tool.name for tool in memory)
+        found = self._bound.get(key)
+        if found is None:
+            tools = [*self.app_tools, *memory]
+            found = self.model.bind_tools(tools) if tools else self.model
+            self._bound[key] = found
+        return found
+
+
+def build_services(
+    model: BaseChatModel,
+    settings: MemorySettings | None = None,
+    *,
+    store: BaseStore | None = None,
+    system_prompt: str | None = None,
+    membership: Membership | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> MemoryServices:
+    """Build one graph's memory. Bad settings (in code or the environment) raise SettingsError
+    here, when the graph is built."""
+    source = SettingsCache(settings, environ=environ)
+    base = source.base
+    scoped = (
+        ScopedMemory(store, settings=source, model=model, membership=membership)
+        if base.scoped_memory
+        else None
+    )
+    profile = (
+        ProfileMemory(store, model=model, settings=source, membership=membership)
+        if base.profile
+        else None
+    )
+    sources: list[BlockSource] = [s for s in (scoped, profile) if s is not None]
+    manager = ContextManager(
+        model,
+        sources=sources,
+        system_prompt=system_prompt,
+        settings=source,
+        membership=membership,
+    )
+    tools: list[BaseTool] = []
+    kinds: dict[str, str] = {}
+    if scoped is not None:
+        scoped_tools = scoped_memory_tools(service=scoped, membership=membership)
+        tools += scoped_tools
+        kinds.update(dict.fromkeys((t.name for t in scoped_tools), "scoped_memory"))
+    if base.context_management:
+        thread_tools = journal_tools()
+        tools += thread_tools
+        kinds.update(dict.fromkeys((t.name for t in thread_tools), "context_management"))
+    return MemoryServices(source, manager, scoped, profile, tools, kinds, membership)
