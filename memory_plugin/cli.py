@@ -49,9 +49,10 @@ def _consolidate(args: argparse.Namespace) -> int:
 def _context(args: argparse.Namespace) -> MemoryContext:
     from memory_plugin.context import MemoryContext
 
-    visibility = "shared" if args.shared else "private"
     return MemoryContext(
-        user_id=args.user, workspace_id=args.workspace, thread_visibility=visibility
+        user_id=args.user,
+        workspace_id=args.workspace,
+        thread_visibility="shared" if args.shared else "private",
     )
 
 

@@ -265,3 +265,30 @@ def test_an_unloaded_document_is_shown_before_any_write(backend: Backend) -> Non
     assert str(second.content).startswith("Saved the memory document (version 2")
     doc = memory.read_document(ANN_TEAM)
     assert doc is not None and doc.text == f"{SEED}\n- Ann: demo on Monday"
+
+
+def test_a_create_agent_agent_is_shown_the_change_too(backend: Backend) -> None:
+    from langchain.agents import create_agent
+
+    from memory_plugin.middleware import MemoryMiddleware
+
+    memory = ScopedMemory(backend.store)
+    memory.write_document(ANN_TEAM, SEED)
+
+    def bob_saves() -> None:
+        memory.write_document(BOB_TEAM, f"{SEED}\n- Bob: freeze on Friday")
+
+    model = EditingModel(facts=["Ann: demo on Monday"], before=bob_saves)
+    middleware = MemoryMiddleware(model, settings=MemorySettings(profile=False))
+    agent = create_agent(
+        model,
+        tools=middleware.tools,
+        middleware=[middleware],
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+    )
+    turn(agent, "ann-t", ANN_TEAM)
+    assert len(model.told) == 1 and "- Bob: freeze on Friday" in model.told[0]
+    doc = memory.read_document(ANN_TEAM)
+    assert doc is not None and doc.version == 3
+    assert doc.text == f"{SEED}\n- Bob: freeze on Friday\n- Ann: demo on Monday"

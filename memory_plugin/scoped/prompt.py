@@ -89,21 +89,17 @@ def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[l
     or the other block."""
     document = yield from _document_plan(scope, settings)
     blocks = [document]
+    loaded: int | None = None
     try:
         notes = yield from recent_notes_plan(scope, settings.recent_notes_days, now)
     except Exception:
         logger.warning(
             "recent notes could not be loaded; the turn goes on without them", exc_info=True
         )
-        notes = None
     else:
+        loaded = len(notes)
         text = notes_block(notes, settings.recent_notes_max_chars)
         blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text))
-    emit(
-        "scoped",
-        "loaded",
-        scope.kind,
-        recent_notes=len(notes) if notes is not None else None,
-        document_version=document.version or None,
-    )
+    version = document.version or None
+    emit("scoped", "loaded", scope.kind, recent_notes=loaded, document_version=version)
     return blocks

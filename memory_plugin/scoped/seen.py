@@ -9,7 +9,7 @@ conflict), carried in that tool message's artifact.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 
@@ -20,7 +20,8 @@ UPDATE_MEMORY = "update_memory"
 VERSION = "document_version"
 UNSEEN = "unseen"
 
-Seen = int | None | Literal["current", "unseen"]
+Seen = int | str | None
+"""A version, None (no document yet), CURRENT or UNSEEN."""
 
 
 def _get(state: Any, key: str) -> Any:
