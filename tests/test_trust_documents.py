@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -427,3 +428,34 @@ def test_cli_history_and_restore(
     with connect(url) as backend:
         doc = ScopedMemory(backend.store).read_document(ANN)
         assert doc is not None and (doc.version, doc.text) == (3, "# Ann\n- tea")
+
+
+class HungModel(GenericFakeChatModel):
+    """A model whose provider stalls for three seconds before answering."""
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(3)
+        return super()._generate(*args, **kwargs)
+
+
+def test_hung_consolidation_and_compression_give_up_after_their_timeouts(
+    backend: Backend,
+) -> None:
+    from memory_plugin import LayeredSettings
+
+    memory, clock = seed(backend.store)
+    LayeredSettings(backend.store).update(
+        "platform",
+        ANN,
+        set={"consolidation_timeout_seconds": 1.0, "compression_timeout_seconds": 1.0},
+    )
+    started = time.monotonic()
+    report = consolidate(backend.store, HungModel(messages=iter([AIMessage(FOLDED)])), now=clock())
+    assert time.monotonic() - started < 2.5
+    assert "did not answer within 1 s" in (report.failed[0].error or "")
+    memory.model = HungModel(messages=iter([AIMessage(COMPRESSED)]))
+    started = time.monotonic()
+    with pytest.raises(MemoryWriteError, match="did not answer within 1 s"):
+        memory.write_document(ANN, LONG)
+    assert time.monotonic() - started < 2.5
+    assert_untouched(memory)
