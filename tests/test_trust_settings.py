@@ -222,6 +222,19 @@ def test_flush_skips_a_scope_with_scoped_memory_off(backend: Backend) -> None:
     assert ScopedMemory(backend.store).list_notes(ANN) == []
 
 
+def test_stored_platform_record_switches_context_management_off(backend: Backend) -> None:
+    platform = LayeredSettings(backend.store, environ={})
+    platform.update("platform", ANN, set={"context_management": False})
+    events = long_thread(backend)
+    assert not {("context", "masked"), ("context", "compacted"), ("scoped", "flushed")} & set(
+        events
+    )
+    model = OfferedToolsModel(script=[call("journal_message_search", query="tea"), "Done."])
+    (reply,) = tool_replies(turn(graph_for(backend, model), "What did I say?", "journal"))
+    assert reply.status == "error" and "context_management" in str(reply.content)
+    assert model.offered and all("journal_message_search" not in n for n in model.offered)
+
+
 def test_nightly_consolidation_skips_a_scope_switched_off(backend: Backend) -> None:
     clock = Clock()
     memory = ScopedMemory(backend.store, clock=lambda: clock() - timedelta(days=10))
