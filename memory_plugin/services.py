@@ -40,13 +40,6 @@ AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
 BoundModel = Runnable[LanguageModelInput, BaseMessage]
 
 
-def turn_settings(state: Any, fallback: MemorySettings) -> MemorySettings:
-    """The settings this turn's prepare_turn resolved (kept in memory_context), else fallback."""
-    info = state.get("memory_context") if isinstance(state, Mapping) else None
-    values = (info or {}).get("settings")
-    return MemorySettings.model_construct(**values) if values else fallback
-
-
 @dataclass
 class MemoryServices:
     """One graph's memory: its settings source, the service of each memory kind that exists
@@ -59,6 +52,7 @@ class MemoryServices:
     tools: list[BaseTool]
     kinds: dict[str, str]
     membership: Membership | None = None
+    _last: tuple[Any, MemorySettings] | None = field(default=None, repr=False)
 
     @property
     def base(self) -> MemorySettings:
@@ -90,8 +84,16 @@ class MemoryServices:
         return current_context(self.membership)
 
     def turn_settings(self, state: Any) -> MemorySettings:
-        """The settings in force for this turn of this graph."""
-        return turn_settings(state, self.base)
+        """The settings this turn's prepare_turn resolved (kept in memory_context), else the
+        graph's base settings."""
+        info = state.get("memory_context") if isinstance(state, Mapping) else None
+        values = (info or {}).get("settings")
+        if not values:
+            return self.base
+        last = self._last
+        if last is None or last[0] is not values:
+            last = self._last = (values, MemorySettings.model_construct(**values))
+        return last[1]
 
     def offered(self, settings: MemorySettings) -> list[BaseTool]:
         """The memory tools of the kinds that are on for these settings."""

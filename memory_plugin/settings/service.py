@@ -37,7 +37,8 @@ def _record(item: Any) -> dict[str, Any]:
 
 class SettingsCache:
     """The one settings owner of a graph: the code defaults, the environment (read and checked
-    once, when this is built) and a LayeredSettings per store, built when the store is known."""
+    once, when this is built) and a LayeredSettings per store, built when the store is known.
+    `base` is the code defaults with the environment applied, before any stored layer."""
 
     def __init__(
         self, defaults: MemorySettings | None = None, *, environ: Mapping[str, str] | None = None
@@ -48,12 +49,8 @@ class SettingsCache:
         self.defaults = defaults or MemorySettings()
         self.env = read_env(environ)
         report_unknown(environ)
+        self.base = resolve(self.defaults, [], self.env.locked, self.env.values).values
         self._by_store: dict[int, LayeredSettings] = {}
-
-    @property
-    def base(self) -> MemorySettings:
-        """The code defaults with the environment applied: what holds before any stored layer."""
-        return resolve(self.defaults, [], self.env.locked, self.env.values).values
 
     def for_store(self, store: BaseStore) -> LayeredSettings:
         """The layered settings over this store (built once per store)."""
@@ -83,7 +80,11 @@ class LayeredSettings:
     ) -> None:
         self.store = store
         self.defaults = defaults or MemorySettings()
-        self.env = env or read_env(os.environ if environ is None else environ)
+        if env is None:
+            environ = os.environ if environ is None else environ
+            env = read_env(environ)
+            report_unknown(environ)
+        self.env = env
         self._last: dict[tuple[Any, ...], tuple[Records, EffectiveSettings]] = {}
         self._lock = threading.Lock()
 
