@@ -276,6 +276,18 @@ def test_env_flush_off_holds_against_a_user_layer_in_the_graph(
     assert ScopedMemory(backend.store).list_notes(ANN) == []
 
 
+def test_env_switch_takes_a_kind_out_of_the_graph(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    LayeredSettings(backend.store, environ={}).update("user", ANN, set={"scoped_memory": True})
+    monkeypatch.setenv("MEMORY_SCOPED_MEMORY", "off")
+    model = OfferedToolsModel(script=[call("remember", text="Prefers tea"), "Done."])
+    out = turn(graph_for(backend, model), "Remember that I like tea.", "env")
+    (reply,) = tool_replies(out)
+    assert reply.status == "error" and ScopedMemory(backend.store).list_notes(ANN) == []
+    assert model.offered and all(not SCOPED_TOOLS & names for names in model.offered)
+
+
 # --- values are validated when written ----------------------------------------------------
 
 # Values a settings layer used to store (coerced, or out of range for later clamping).
