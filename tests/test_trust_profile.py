@@ -229,6 +229,35 @@ def test_a_hung_condensation_falls_back_to_truncation_within_the_timeout(
     assert result.status == "updated" and result.profile is not None and result.profile.truncated
 
 
+async def test_async_turns_report_discarded_rewrites_and_condensations(abackend: Backend) -> None:
+    await LayeredSettings(abackend.store).aupdate("platform", ANN, set={"profile_max_tokens": 800})
+    model = Condensing(condensed="Sorry, I can't help with that.")
+    graph, _ = profile_graph(abackend, [AIMessage("Noted!"), AIMessage("Sure.")], model)
+    chunks = [
+        chunk
+        async for chunk in graph.astream(
+            {"messages": [HumanMessage("all my projects")]},
+            {"configurable": {"thread_id": "t"}},
+            context=ANN,
+            stream_mode="custom",
+        )
+    ]
+    actions = [(e["action"], e["details"].get("step")) for e in profile_events(chunks)]
+    assert actions == [("discarded", "condensation"), ("updated", None)]
+    model.reply_override = "I'm sorry, I cannot do that."
+    chunks = [
+        chunk
+        async for chunk in graph.astream(
+            {"messages": [HumanMessage("I like tea")]},
+            {"configurable": {"thread_id": "t"}},
+            context=ANN,
+            stream_mode="custom",
+        )
+    ]
+    (event,) = [e for e in profile_events(chunks) if e["action"] != "loaded"]
+    assert event["action"] == "discarded" and "refusal" in event["details"]["reason"]
+
+
 # --- point 2: the profile keeps what the user did not take back ---------------------------
 
 
