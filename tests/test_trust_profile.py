@@ -293,6 +293,16 @@ def test_a_missing_section_keeps_its_stored_bullets(backend: Backend) -> None:
             assert stored.bullets(section) == base_for("ann").bullets(section)
 
 
+def test_a_numbered_list_counts_as_bullets(backend: Backend) -> None:
+    seed(backend.store, ANN, base_for("ann"))
+    numbered = body(base_for("ann")).replace("## Identity\n- ", "## Identity\n1. ", 1)
+    numbered = numbered.replace("\n## Communication", "\n4) Likes tea.\n\n## Communication", 1)
+    memory = memory_for(backend.store, ProfileModel(reply_override=numbered))
+    assert memory.consolidate(ANN, "I like tea", "Noted.").status == "updated"
+    stored = memory.read(ANN)
+    assert stored is not None and stored.bullets("Identity") == (*IDENTITY, "Likes tea.")
+
+
 DROPS = [
     # (user message, section, bullets the model wrote, stored afterwards?)
     ("I started learning Go", "Skills & Expertise", ("Learning Go.",), False),
