@@ -8,19 +8,27 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from memory_plugin.errors import ScopeError
+from memory_plugin.identity import (
+    OWNER_METADATA_KEY,
+    SERVER_KEYS,
+    Membership,
+    resolve_identity,
+    server_identity,
+)
 from memory_plugin.namespaces import encode_id
 
 Visibility = Literal["private", "shared"]
 _ID_FIELDS = ("user_id", "workspace_id", "org_id", "space_id", "agent_id", "thread_owner_id")
-_AUTH_USER_KEY = "langgraph_auth_user_id"
+_FIELDS = (*_ID_FIELDS, "thread_visibility")
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryContext:
     """Who is running this graph, usable as a LangGraph `context_schema`.
 
-    The model never supplies any of these: they come from the caller's `context=` or, under
-    LangGraph Server, from `config["configurable"]` (including `langgraph_auth_user_id`).
+    The model never supplies any of these: they come from the caller's `context=` or
+    `config["configurable"]`; under LangGraph Server the authenticated user decides
+    (see memory_plugin.identity).
     """
 
     user_id: str | None = None
@@ -46,57 +54,64 @@ class MemoryContext:
         cls,
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
+        *,
+        membership: Membership | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> MemoryContext:
-        """Merge a run's `context` with `config["configurable"]`; context values win."""
-        merged: dict[str, Any] = {}
-        conf = dict(configurable or {})
-        for name in (*_ID_FIELDS, "thread_visibility"):
-            if conf.get(name) is not None:
-                merged[name] = conf[name]
-        merged.update(_context_fields(context))
-        auth_user = conf.get(_AUTH_USER_KEY)
-        if auth_user:
-            claimed = merged.get("user_id")
-            if claimed is not None and claimed != auth_user:
-                raise ScopeError(
-                    f"context user_id {claimed!r} does not match the authenticated user"
-                )
-            merged["user_id"] = auth_user
-        return cls(**merged)
+        """The run's context: `context` over `config["configurable"]`, then the server's
+        authenticated user over both; a workspace the caller names must pass `membership`
+        (under the server, by default, the user object's `workspaces`)."""
+        conf = configurable or {}
+        claimed = {name: conf[name] for name in _FIELDS if conf.get(name) is not None}
+        claimed.update(_context_fields(context))
+        server = server_identity(conf, metadata)
+        return cls(**resolve_identity(claimed, server, membership))
 
 
 def _context_fields(context: Any) -> dict[str, Any]:
     """Read the MemoryContext fields out of a dict, dataclass or object context."""
     if context is None:
         return {}
-    names = (*_ID_FIELDS, "thread_visibility")
     if isinstance(context, Mapping):
         source: Mapping[str, Any] = context
     elif dataclasses.is_dataclass(context) and not isinstance(context, type):
         source = {f.name: getattr(context, f.name) for f in dataclasses.fields(context)}
     else:
-        source = {name: getattr(context, name) for name in names if hasattr(context, name)}
-    return {name: source[name] for name in names if source.get(name) is not None}
+        source = {name: getattr(context, name) for name in _FIELDS if hasattr(context, name)}
+    return {name: source[name] for name in _FIELDS if source.get(name) is not None}
 
 
-_Key = tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]
-_last: tuple[_Key, MemoryContext] | None = None
-_WANTED = (*_ID_FIELDS, "thread_visibility", _AUTH_USER_KEY)
+_last: tuple[tuple[Any, ...], MemoryContext] | None = None
+_WANTED = (*_FIELDS, *SERVER_KEYS)
 
 
-def current_context() -> MemoryContext:
-    """The MemoryContext of the LangGraph run this is called from (the last one built is
-    reused while the ids are the same: nodes ask many times a turn)."""
+def current_context(membership: Membership | None = None) -> MemoryContext:
+    """The MemoryContext of the LangGraph run this is called from.
+
+    Without a membership hook the last one built is reused while its inputs are the same
+    (nodes ask many times a turn); with one, the hook is asked on every call, so a revoked
+    membership takes effect at once.
+    """
     global _last
     from langgraph.config import get_config
     from langgraph.runtime import get_runtime
 
-    conf = get_config().get("configurable") or {}
+    config = get_config()
+    conf = config.get("configurable") or {}
+    metadata = config.get("metadata") or {}
+    owner = metadata.get(OWNER_METADATA_KEY)
     fields = tuple(_context_fields(get_runtime().context).items())
-    key = (fields, tuple((k, conf[k]) for k in _WANTED if conf.get(k) is not None))
+    server = tuple((k, conf[k]) for k in _WANTED if conf.get(k) is not None)
+    key = (fields, server, owner)
     last = _last
-    if last is not None and last[0] == key:
+    if membership is None and last is not None and last[0] == key:
         return last[1]
-    built = MemoryContext.from_run(dict(key[0]), dict(key[1]))
-    _last = (key, built)
+    built = MemoryContext.from_run(
+        dict(fields),
+        dict(server),
+        membership=membership,
+        metadata={OWNER_METADATA_KEY: owner} if owner is not None else None,
+    )
+    if membership is None:
+        _last = (key, built)
     return built

@@ -8,6 +8,7 @@ else's thread; a write that needs a user is refused when there is none (never do
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -133,3 +134,32 @@ def scope_from_namespace(ns: tuple[str, ...]) -> tuple[Scope, MemoryContext]:
     if scope.namespace != ns:
         raise ScopeError(f"{ns!r} is not a personal or team scope")
     return scope, ctx
+
+
+def reachable_namespace(
+    ns: tuple[str, ...],
+    user_id: str,
+    *,
+    workspaces: Iterable[str] = (),
+    org_id: str | None = None,
+) -> bool:
+    """Whether a store namespace, or a search prefix, lies wholly inside memory the user may
+    reach: their personal memory, profile and private agent memory, the team memory of one of
+    their workspaces, an agent's shared memory (for a LangGraph `@auth.on.store` handler)."""
+    labels = list(ns)
+    if labels[:1] != [ROOT]:
+        return False
+    rest = labels[1:]
+    tenant = ["org", encode_id(org_id, what="org_id")] if org_id is not None else []
+    if rest[: len(tenant)] != tenant or rest[len(tenant) : len(tenant) + 1] == ["org"]:
+        return False
+    rest = rest[len(tenant) :]
+    me = encode_id(user_id, what="user_id")
+    if rest[:1] == ["ws"]:
+        allowed = {encode_id(w, what="workspace_id") for w in workspaces}
+        if len(rest) < 2 or rest[1] not in allowed:
+            return False
+        return rest[2:3] == ["team"] or rest[2:4] == ["personal", me]
+    if rest[:2] in (["personal", me], ["profile", me]):
+        return True
+    return rest[:1] == ["agent"] and (rest[2:3] == ["shared"] or rest[2:4] == ["user", me])

@@ -7,9 +7,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_plugin import Backend, InvalidIdError, MemoryContext, personal_scope, team_scope
-from memory_plugin.namespaces import decode_id, encode_id
+from memory_plugin.namespaces import check_id, decode_id, encode_id
 
-ids = st.text(min_size=1, alphabet=st.characters(codec=None))
+
+def _valid(value: str) -> bool:
+    try:
+        check_id(value)
+    except InvalidIdError:
+        return False
+    return True
+
+
+ids = st.text(min_size=1, alphabet=st.characters(codec="utf-8")).filter(_valid)
 tricky = st.sampled_from(
     [
         "a.b",
@@ -22,7 +31,8 @@ tricky = st.sampled_from(
         "%",
         "..",
         "\U0001d518\U0001d52b",
-        "\u200b",
+        "a\u200b",
+        "\u200c\u0645",
     ]
 )
 any_id = st.one_of(ids, tricky)

@@ -68,7 +68,11 @@ def test_context_merges_configurable_and_auth_user() -> None:
 
     ctx = MemoryContext.from_run(
         AppContext(workspace_id="w1", theme="dark"),
-        {"langgraph_auth_user_id": "ann", "org_id": "acme", "thread_id": "t"},
+        {
+            "langgraph_auth_user_id": "ann",
+            "langgraph_auth_user": {"identity": "ann", "org_id": "acme", "workspaces": ["w1"]},
+            "thread_id": "t",
+        },
     )
     assert (ctx.user_id, ctx.workspace_id, ctx.org_id) == ("ann", "w1", "acme")
     with pytest.raises(ScopeError, match="authenticated user"):

@@ -22,6 +22,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.index import log_once
+from memory_plugin.backends.url import scrub
 from memory_plugin.errors import BackendError, BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
 
@@ -118,8 +119,23 @@ def _take_setup_lock(conn: psycopg.Connection[Any], display: str) -> None:
         time.sleep(SETUP_LOCK_POLL_SECONDS)
 
 
+def _connect_error(exc: psycopg.Error, target: str, display: str) -> BackendError:
+    """The error to raise for a failed connection, with no secret of the URL in it (nor in
+    its cause, which is kept only when the driver's text holds none)."""
+    text = str(exc).strip()
+    reason = scrub(text.splitlines()[0], target) if text else type(exc).__name__
+    error: BackendError
+    if isinstance(exc, psycopg.ProgrammingError):
+        error = BackendError(f"PostgreSQL URL {display} is malformed: {reason}")
+    else:
+        error = BackendUnavailableError(f"cannot reach PostgreSQL at {display}: {reason}")
+    error.__cause__ = exc if scrub(str(exc), target) == str(exc) else None
+    return error
+
+
 def _probe(target: str, display: str, want_vector: bool, stack: ExitStack, timeout: float) -> bool:
     """Check the server answers, take the setup lock, report whether pgvector can be used."""
+    failure: BackendError | None = None
     try:
         conn = psycopg.connect(target, connect_timeout=max(1, math.ceil(timeout)), autocommit=True)
         stack.callback(conn.close)
@@ -127,11 +143,10 @@ def _probe(target: str, display: str, want_vector: bool, stack: ExitStack, timeo
             "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
         ).fetchone()
         _take_setup_lock(conn, display)
-    except psycopg.ProgrammingError as exc:
-        raise BackendError(f"PostgreSQL URL {display} is malformed: {exc}") from exc
     except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BackendUnavailableError(f"cannot reach PostgreSQL at {display}: {reason}") from exc
+        failure = _connect_error(exc, target, display)
+    if failure is not None:
+        raise failure
     has_vector = bool(row and row[0])
     if want_vector and not has_vector:
         log_once(

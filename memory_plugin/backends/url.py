@@ -1,12 +1,14 @@
-"""Parsing backend URLs: memory://, sqlite:///path, postgresql://..."""
+"""Parsing backend URLs: memory://, sqlite:///path, postgresql://... (or a libpq key=value
+string), and keeping their secrets out of every message."""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote
 
 from memory_plugin.errors import BackendError
 
@@ -14,35 +16,126 @@ DEFAULT_URL = "sqlite:///.memory/memory.db"
 URL_ENV = "MEMORY_URL"
 Kind = Literal["memory", "sqlite", "postgres"]
 _POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+_HIDDEN = "***"
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_KEY_VALUE = re.compile(r"^\s*[A-Za-z_]+\s*=")
+_SECRET_KEYS = r"(?:ssl)?password|oauth_client_secret|scram_(?:client|server)_key"
+_QUERY_SECRET = re.compile(rf"([?&](?:{_SECRET_KEYS})=)([^&#]*)", re.I)
+_KV_SECRET = re.compile(rf"(\b(?:{_SECRET_KEYS})\s*=\s*)('(?:\\.|[^'\\])*'|[^\s&#]*)", re.I)
+_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 
 
 @dataclass(frozen=True)
 class BackendURL:
-    """A parsed backend URL."""
+    """A parsed backend URL: `target` for the driver, `display` (no password) for people."""
 
     kind: Kind
     target: str
     display: str
 
 
+def _split_userinfo(rest: str) -> tuple[str, str] | None:
+    """(userinfo, host and the rest) split at the last "@", so a password may hold "@", "/",
+    "?" or "#" unencoded; None without credentials."""
+    at = rest.rfind("@")
+    return (rest[:at], rest[at + 1 :]) if at != -1 else None
+
+
+def _url_passwords(url: str) -> list[str]:
+    found = [match.group(2) for match in _QUERY_SECRET.finditer(url)]
+    found += [match.group(2).strip("'") for match in _KV_SECRET.finditer(url)]
+    scheme = _SCHEME.match(url)
+    if scheme:
+        split = _split_userinfo(url[scheme.end() :])
+        if split is not None and ":" in split[0]:
+            password = split[0].split(":", 1)[1]
+            found += [password, unquote(password), *re.split(r"[@/?#:]", password)]
+    return [secret for secret in found if secret]
+
+
 def redact(url: str) -> str:
-    """The URL with any password replaced, safe for logs and error messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL or key=value string with every password replaced, safe for logs and errors."""
+    text = _QUERY_SECRET.sub(rf"\1{_HIDDEN}", url)
+    text = _KV_SECRET.sub(rf"\1{_HIDDEN}", text)
+    scheme = _SCHEME.match(text)
+    if scheme is None:
+        return text
+    split = _split_userinfo(text[scheme.end() :])
+    if split is None or ":" not in split[0]:
+        return text
+    user = split[0].split(":", 1)[0]
+    return f"{text[: scheme.end()]}{user}:{_HIDDEN}@{split[1]}"
+
+
+def scrub(text: str, url: str) -> str:
+    """A driver's error text about `url` with nothing of the URL's passwords left in it.
+
+    Every password (raw, decoded, and the pieces a driver that splits at the first "@" or
+    "/" would take for a host or port) is replaced, and so is every quoted fragment of the
+    URL (three characters or more) that is not a parsed host, port, user, database or option
+    name.
+    """
+    for secret in sorted(set(_url_passwords(url)), key=len, reverse=True):
+        if len(secret) >= 3:
+            text = text.replace(secret, _HIDDEN)
+    keep = _public_parts(url)
+
+    def fragment(match: re.Match[str]) -> str:
+        quoted = match.group(1) if match.group(1) is not None else match.group(2)
+        if len(quoted) < 3 or quoted in keep or quoted not in url:
+            return match.group(0)
+        return match.group(0).replace(quoted, _HIDDEN)
+
+    return redact(_QUOTED.sub(fragment, text))
+
+
+def _public_parts(url: str) -> set[str]:
+    """The option names and the non-secret values a driver may quote back."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    keep = {d.keyword.decode() for d in psycopg.pq.Conninfo.get_defaults()}
+    try:
+        parsed = conninfo_to_dict(url)
+    except psycopg.Error:
+        return keep
+    for name in ("host", "hostaddr", "port", "user", "dbname"):
+        value = parsed.get(name)
+        if value is not None:
+            keep.add(str(value))
+            keep.update(str(value).split(","))
+    return keep
+
+
+def _postgres_target(rest: str) -> str:
+    """postgresql://rest with user and password percent-encoded exactly once."""
+    split = _split_userinfo(rest)
+    if split is None:
+        return "postgresql://" + rest
+    userinfo, host = split
+    user, sep, password = userinfo.partition(":")
+    encoded = quote(unquote(user), safe="")
+    if sep:
+        encoded += ":" + quote(unquote(password), safe="")
+    return f"postgresql://{encoded}@{host}"
 
 
 def parse_url(url: str | None = None) -> BackendURL:
     """Parse a backend URL; None means $MEMORY_URL or the embedded SQLite default."""
     url = url or os.environ.get(URL_ENV) or DEFAULT_URL
-    if not isinstance(url, str) or "://" not in url:
+    if not isinstance(url, str):
+        raise BackendError(f"backend URL must be a string, got {type(url).__name__}")
+    scheme_match = _SCHEME.match(url)
+    if scheme_match is None:
+        if _KEY_VALUE.match(url):
+            return BackendURL("postgres", url, redact(url))
         raise BackendError(
-            f"backend URL {url!r} is malformed; expected memory://, sqlite:///path or postgresql://..."
+            f"backend URL {redact(url)!r} is malformed; expected memory://, sqlite:///path, "
+            "postgresql://... or a PostgreSQL key=value string"
         )
-    scheme, rest = url.split("://", 1)
-    scheme = scheme.lower()
+    scheme = scheme_match.group(1).lower()
+    rest = url[scheme_match.end() :]
     if scheme == "memory":
         return BackendURL("memory", "", url)
     if scheme == "sqlite":
@@ -53,7 +146,7 @@ def parse_url(url: str | None = None) -> BackendURL:
             return BackendURL("sqlite", path, url)
         return BackendURL("sqlite", str(Path(path or DEFAULT_URL.split(":///", 1)[1])), url)
     if scheme in _POSTGRES_SCHEMES:
-        target = "postgresql://" + rest
+        target = _postgres_target(rest)
         return BackendURL("postgres", target, redact(target))
     raise BackendError(
         f"unknown backend URL scheme {scheme!r} in {redact(url)!r}; "
