@@ -13,6 +13,7 @@ from langgraph.store.base import BaseStore, PutOp
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
+from memory_plugin.identity import Membership, admit, trust_run_context
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
 from memory_plugin.scoped.documents import (
@@ -35,14 +36,6 @@ from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.prompt import recent_notes_plan
 from memory_plugin.scoped.recall import Hit, clamp_k, recall_plan
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
-
-Membership = Callable[[str, str], bool]
-"""(user_id, workspace_id) -> whether the user belongs to the workspace."""
-
-
-def trust_run_context(user_id: str, workspace_id: str) -> bool:
-    """The default membership check: the run context already names the caller's workspace."""
-    return True
 
 
 def utc_now() -> datetime:
@@ -89,9 +82,16 @@ class ScopedMemory:
         """Whether notes get a copy in the store's vector index."""
         return getattr(self.store, "index_config", True) is not None
 
+    def _member(self, ctx: MemoryContext) -> MemoryContext:
+        """The context, once the membership hook admits its workspace (every read and write)."""
+        hook = self.membership
+        if ctx.workspace_id is not None and hook not in (None, trust_run_context):
+            admit(ctx.user_id, ctx.workspace_id, hook)
+        return ctx
+
     def _remember(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
         effective = yield from self.settings.effective_plan(ctx)
-        scope = thread_scope(ctx)
+        scope = thread_scope(self._member(ctx))
         limit = effective.values.note_max_chars
         return (yield from append_plan(scope, text, limit, self.clock(), self.semantic))
 
@@ -104,7 +104,7 @@ class ScopedMemory:
         return await arun(self.store, self._remember(ctx, text))
 
     def _read(self, ctx: MemoryContext) -> Plan[Document | None]:
-        scope = readable_thread_scope(ctx)
+        scope = readable_thread_scope(self._member(ctx))
         return (yield from read_plan(scope)) if scope else None
 
     def read_document(self, ctx: MemoryContext) -> Document | None:
@@ -119,7 +119,7 @@ class ScopedMemory:
         self, ctx: MemoryContext, text: Any, expected: int | str | None
     ) -> Plan[DocumentWrite]:
         effective = yield from self.settings.effective_plan(ctx)
-        scope = thread_scope(ctx)
+        scope = thread_scope(self._member(ctx))
         plan = write_plan(
             scope, text, effective.values, self.model, expected=expected, now=self.clock()
         )
@@ -138,7 +138,7 @@ class ScopedMemory:
         return await arun(self.store, self._write(ctx, text, expected_version))
 
     def _history(self, ctx: MemoryContext) -> Plan[list[Document]]:
-        scope = readable_thread_scope(ctx)
+        scope = readable_thread_scope(self._member(ctx))
         return (yield from history_plan(scope)) if scope else []
 
     def history(self, ctx: MemoryContext) -> list[Document]:
@@ -151,7 +151,7 @@ class ScopedMemory:
 
     def _restore(self, ctx: MemoryContext, version: int) -> Plan[DocumentWrite]:
         effective = yield from self.settings.effective_plan(ctx)
-        scope = thread_scope(ctx)
+        scope = thread_scope(self._member(ctx))
         plan = restore_plan(scope, version, effective.values, self.model, now=self.clock())
         return (yield from plan)
 
@@ -167,7 +167,7 @@ class ScopedMemory:
         effective = yield from self.settings.effective_plan(ctx)
         values = effective.values
         count = clamp_k(k, values.recall_default_k, values.recall_max_k)
-        scope = readable_thread_scope(ctx)
+        scope = readable_thread_scope(self._member(ctx))
         return (yield from recall_plan(scope, query, count)) if scope else []
 
     def recall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
@@ -179,7 +179,7 @@ class ScopedMemory:
         return await arun(self.store, self._recall(ctx, query, k))
 
     def _notes(self, ctx: MemoryContext, days: int | None) -> Plan[list[Note]]:
-        scope = readable_thread_scope(ctx)
+        scope = readable_thread_scope(self._member(ctx))
         if scope is None:
             return []
         if days is None:
@@ -195,15 +195,9 @@ class ScopedMemory:
         return await arun(self.store, self._notes(ctx, days))
 
     def _deletable_scope(self, ctx: MemoryContext) -> Scope:
-        scope = thread_scope(ctx)
-        if scope.kind == "team":
-            if not ctx.user_id:
-                raise ScopeError("deleting a team note needs the acting user_id in the context")
-            assert ctx.workspace_id is not None
-            if not self.membership(ctx.user_id, ctx.workspace_id):
-                raise ScopeError(
-                    f"user {ctx.user_id!r} is not a member of workspace {ctx.workspace_id!r}"
-                )
+        scope = thread_scope(self._member(ctx))
+        if scope.kind == "team" and not ctx.user_id:
+            raise ScopeError("deleting a team note needs the acting user_id in the context")
         return scope
 
     def _delete(self, ctx: MemoryContext, key: str) -> Plan[None]:
@@ -235,7 +229,7 @@ class ScopedMemory:
             settings = effective.values
         if not settings.scoped_memory:
             return []
-        scope = readable_thread_scope(ctx)
+        scope = readable_thread_scope(self._member(ctx))
         if scope is None:
             return []
         return (yield from scope_blocks_plan(scope, settings, self.clock()))
