@@ -8,7 +8,9 @@ the graph falls back to that same fake (with a logged warning), so Studio opens 
 no key. A MEMORY_MODEL that cannot be loaded fails the import with the reason.
 
 No checkpointer or store here: the server provides both (the store's semantic index is
-configured in langgraph.json). Run with `context={"user_id": ...}`.
+configured in langgraph.json). langgraph.json also loads graphs/auth.py, so clients send
+`Authorization: Bearer <token>` and the token's user owns the run's memory; the run's
+`context` adds the rest (`{"workspace_id": "acme", "thread_visibility": "shared"}`).
 """
 
 from __future__ import annotations
