@@ -171,6 +171,20 @@ def test_server_run_naming_another_workspace_writes_nothing_invoke(backend: Back
     assert [(ns, key) for ns, key, _ in memory_items(backend)] == [(team, "n")]
 
 
+def test_nodes_take_the_thread_owner_the_server_recorded(backend: Backend) -> None:
+    graph = scope_writer(backend, None)
+    config = {"configurable": {"thread_id": "t1", **ANN_SERVER}, "metadata": {"owner": "bob"}}
+    with pytest.raises(ScopeError, match="another user's thread"):
+        graph.invoke({"text": "x"}, config)
+    with pytest.raises(ScopeError, match="thread_owner_id 'ann' does not match"):
+        graph.invoke({"text": "x"}, config, context={"thread_owner_id": "ann"})
+    assert memory_items(backend) == []
+    config["metadata"] = {"owner": "ann"}
+    graph.invoke({"text": "x"}, config)
+    mine = personal_scope(MemoryContext(user_id="ann")).namespace
+    assert [(ns, key) for ns, key, _ in memory_items(backend)] == [(mine, "n")]
+
+
 async def test_revoked_membership_takes_effect_at_once_ainvoke(abackend: Backend) -> None:
     members = Members(acme=["ann"])
     graph = scope_writer(abackend, members)
