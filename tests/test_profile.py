@@ -288,7 +288,9 @@ def test_truncation_is_the_last_resort(backend: Backend, condenser: str) -> None
 
 
 def test_budget_is_clamped_to_its_bounds(backend: Backend) -> None:
-    LayeredSettings(backend.store).update("platform", ANN, set={"profile_max_tokens": 100})
+    """A budget stored before the bounds (writes now refuse it) is clamped when read."""
+    record = {"values": {"profile_max_tokens": 100}, "locked": []}
+    backend.store.put(("memory_plugin", "settings", "platform"), "layer", record)
     settings = LayeredSettings(backend.store).get(ANN)
     assert settings.values.profile_max_tokens == 500
     assert settings.clamped["profile_max_tokens"].stored == 100

@@ -24,6 +24,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
+from memory_plugin.identity import Membership
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
 from memory_plugin.profile.budget import body, fit_plan, truncate
 from memory_plugin.profile.changes import Op, changes, diff, reapply
@@ -102,7 +103,8 @@ class ProfileMemory:
 
     `model` consolidates by default (the graph's model); the `profile_model` setting names a
     separate one. `store` defaults to the running graph's store; `defaults` are the platform
-    defaults in code.
+    defaults in code, `settings` a settings source shared with the graph's other memory kinds;
+    `membership` checks the workspace a run names.
     """
 
     def __init__(
@@ -111,17 +113,21 @@ class ProfileMemory:
         *,
         model: BaseChatModel | None = None,
         defaults: MemorySettings | None = None,
+        settings: SettingsCache | None = None,
         counter: TokenCounter | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         model_loader: Callable[[str], BaseChatModel] | None = None,
+        membership: Membership | None = None,
     ) -> None:
         self._store = store
         self.model = model
         self.counter = counter or counter_for(model)
         self.clock = clock
         self._loader = model_loader
-        self._settings = SettingsCache(defaults)
-        self.consolidate_profile = plan_node(self._consolidate_node, "consolidate_profile")
+        self._settings = settings or SettingsCache(defaults)
+        self.consolidate_profile = plan_node(
+            self._consolidate_node, "consolidate_profile", membership=membership
+        )
 
     @property
     def store(self) -> BaseStore:

@@ -54,17 +54,17 @@ class ScopedMemory:
         self,
         store: BaseStore | None = None,
         *,
-        settings: LayeredSettings | None = None,
+        settings: LayeredSettings | SettingsCache | None = None,
         defaults: MemorySettings | None = None,
         model: BaseChatModel | None = None,
-        membership: Membership = trust_run_context,
+        membership: Membership | None = None,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._store = store
-        self._settings = settings
-        self._cache = SettingsCache(defaults)
+        self._settings = settings if isinstance(settings, LayeredSettings) else None
+        self._cache = settings if isinstance(settings, SettingsCache) else SettingsCache(defaults)
         self.model = model
-        self.membership = membership
+        self.membership = membership or trust_run_context
         self.clock = clock
 
     @property
@@ -89,10 +89,17 @@ class ScopedMemory:
             admit(ctx.user_id, ctx.workspace_id, hook)
         return ctx
 
-    def _remember(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
+    def _on_plan(self, ctx: MemoryContext) -> Plan[MemorySettings]:
+        """The scope's settings; refused when scoped memory is switched off for it."""
         effective = yield from self.settings.effective_plan(ctx)
+        if not effective.values.scoped_memory:
+            raise ScopeError("scoped memory is switched off here (setting scoped_memory)")
+        return effective.values
+
+    def _remember(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
+        settings = yield from self._on_plan(ctx)
         scope = thread_scope(self._member(ctx))
-        limit = effective.values.note_max_chars
+        limit = settings.note_max_chars
         return (yield from append_plan(scope, text, limit, self.clock(), self.semantic))
 
     def remember(self, ctx: MemoryContext, text: str) -> Note:
@@ -118,11 +125,9 @@ class ScopedMemory:
     def _write(
         self, ctx: MemoryContext, text: Any, expected: int | str | None
     ) -> Plan[DocumentWrite]:
-        effective = yield from self.settings.effective_plan(ctx)
+        settings = yield from self._on_plan(ctx)
         scope = thread_scope(self._member(ctx))
-        plan = write_plan(
-            scope, text, effective.values, self.model, expected=expected, now=self.clock()
-        )
+        plan = write_plan(scope, text, settings, self.model, expected=expected, now=self.clock())
         return (yield from plan)
 
     def write_document(
@@ -164,8 +169,7 @@ class ScopedMemory:
         return await arun(self.store, self._restore(ctx, version))
 
     def _recall(self, ctx: MemoryContext, query: str, k: int | None) -> Plan[list[Hit]]:
-        effective = yield from self.settings.effective_plan(ctx)
-        values = effective.values
+        values = yield from self._on_plan(ctx)
         count = clamp_k(k, values.recall_default_k, values.recall_max_k)
         scope = readable_thread_scope(self._member(ctx))
         return (yield from recall_plan(scope, query, count)) if scope else []

@@ -16,6 +16,7 @@ from langgraph.prebuilt import ToolRuntime
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError
 from memory_plugin.events import emit
+from memory_plugin.identity import Membership
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import Document, DocumentWrite
 from memory_plugin.scoped.notes import Note
@@ -46,8 +47,15 @@ RECALL = (
 )
 
 
-def _context(runtime: ToolRuntime[Any, Any]) -> MemoryContext:
-    return MemoryContext.from_run(runtime.context, runtime.config.get("configurable"))
+def tool_context(runtime: ToolRuntime[Any, Any], membership: Membership | None) -> MemoryContext:
+    """The run's MemoryContext seen from a tool, its workspace checked with `membership`."""
+    config = runtime.config
+    return MemoryContext.from_run(
+        runtime.context,
+        config.get("configurable"),
+        membership=membership,
+        metadata=config.get("metadata"),
+    )
 
 
 def _noted(note: Note) -> str:
@@ -92,17 +100,31 @@ def _hits(query: str, hits: list[Hit]) -> str:
     return "\n".join(hit.note.render() for hit in hits)
 
 
-def scoped_memory_tools(*, model: BaseChatModel | None = None, **options: Any) -> list[BaseTool]:
-    """The tools over the thread's scope; `model` compresses an over-long document."""
+def scoped_memory_tools(
+    *,
+    model: BaseChatModel | None = None,
+    service: ScopedMemory | None = None,
+    membership: Membership | None = None,
+    **options: Any,
+) -> list[BaseTool]:
+    """The tools over the thread's scope, resolved with `membership`. They use `service` (a
+    graph's configured ScopedMemory), else one ScopedMemory per store built from `model` (which
+    compresses an over-long document) and `options`."""
 
     by_store: dict[int, ScopedMemory] = {}
 
     def memory(runtime: ToolRuntime[Any, Any]) -> ScopedMemory:
         store = runtime_store(runtime)
+        if service is not None:
+            return service
         found = by_store.get(id(store))
         if found is None or found.store is not store:
+            options.setdefault("membership", membership)
             found = by_store[id(store)] = ScopedMemory(store, model=model, **options)
         return found
+
+    def _context(runtime: ToolRuntime[Any, Any]) -> MemoryContext:
+        return tool_context(runtime, membership)
 
     def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         return _noted(memory(runtime).remember(_context(runtime), text))

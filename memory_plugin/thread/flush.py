@@ -68,8 +68,8 @@ def flush_hook(
     now: datetime,
 ) -> FlushHook | None:
     """The flush for this run's thread scope, given the messages about to be summarized;
-    None when the flush is off."""
-    if not settings.flush:
+    None when the flush or scoped memory is off."""
+    if not settings.flush or not settings.scoped_memory:
         return None
     semantic = getattr(store, "index_config", True) is not None
 

@@ -19,6 +19,7 @@ works under invoke and ainvoke.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +32,7 @@ from langgraph.config import get_store
 from memory_plugin.blocks import BlockSource
 from memory_plugin.context import MemoryContext
 from memory_plugin.graphnode import State, plan_node
+from memory_plugin.identity import Membership
 from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.thread.compaction import CompactionStep
@@ -53,7 +55,7 @@ class ContextManager:
     `model` is the graph's model: its profile gives the window, and it writes summaries and
     flush notes unless `summary_model` is given. `sources` contribute protected blocks.
     `settings` is the settings source to share with the graph's other memory kinds (by
-    default one of its own over `defaults`).
+    default one of its own over `defaults`); `membership` checks the workspace a run names.
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class ContextManager:
         counter: TokenCounter | None = None,
         excluded_tools: Iterable[str] = JOURNAL_TOOLS,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        membership: Membership | None = None,
     ) -> None:
         self.model = model
         self.summary_model = summary_model or model
@@ -84,15 +87,16 @@ class ContextManager:
         )
         self.rolling = RollingSummaries()
         self.prefix = Prefix(system_prompt, sources, frozen_sources, self.settings, self.rolling)
-        self.load_memory = plan_node(self._load_memory)
-        self.journal = plan_node(self._journal)
-        self.mask_tool_outputs = plan_node(self._mask)
-        self.summarize = plan_node(self._summarize)
-        self.prepare_context = plan_node(self._prepare_context)
-        self.start_turn = plan_node(self._start_turn)
-        self.finish_turn = plan_node(self._finish_turn)
-        self.summarize_now = plan_node(self._summarize_now)
-        self.rolling_summary = plan_node(self._rolling_summary)
+        node = functools.partial(plan_node, membership=membership)
+        self.load_memory = node(self._load_memory)
+        self.journal = node(self._journal)
+        self.mask_tool_outputs = node(self._mask)
+        self.summarize = node(self._summarize)
+        self.prepare_context = node(self._prepare_context)
+        self.start_turn = node(self._start_turn)
+        self.finish_turn = node(self._finish_turn)
+        self.summarize_now = node(self._summarize_now)
+        self.rolling_summary = node(self._rolling_summary)
 
     @property
     def system_prompt(self) -> str | None:
@@ -153,8 +157,11 @@ class ContextManager:
     def _prepare_context(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
-        """journal, mask_tool_outputs and summarize in one node."""
+        """journal, mask_tool_outputs and summarize in one node (nothing when a stored layer
+        switches context management off)."""
         turn = yield from self.settings.turn_plan(state, config, ctx)
+        if not turn.settings.context_management:
+            return turn.updates()
         yield from self._journal_step(turn)
         yield from self.masking.step(turn)
         if turn.settings.thread_policy != RECENT_WINDOW:
@@ -191,6 +198,8 @@ class ContextManager:
         if info.get(POLICY) != RECENT_WINDOW:
             return {}
         settings = yield from self.settings.of_state_plan(state, ctx)
+        if not settings.context_management:
+            return {}
         store, now = get_store(), self.clock()
         plan = rolling_plan(
             thread_id_of(config),
