@@ -194,4 +194,5 @@ class RollingSummaries:
 
     async def await_all(self) -> None:
         """Await the passes started by async runs."""
-        await asyncio.gather(*[j for j in self._pending.values() if isinstance(j, asyncio.Task)])
+        running = [j for j in self._pending.values() if isinstance(j, asyncio.Task)]
+        await asyncio.gather(*[job for job in running if not job.done()])
