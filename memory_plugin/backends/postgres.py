@@ -1,9 +1,9 @@
 """PostgreSQL backend: PostgresStore (pgvector for semantic search) and PostgresSaver on a pool.
 
 A server that is down costs a caller at most the store timeout (the store_timeout_seconds
-setting): connection attempts give up after it, and once an attempt has failed, requests
-stop queueing for a connection (they wait RETRY_WAIT_SECONDS, time for a fresh attempt)
-until one succeeds again.
+setting): a connection attempt gives up after it, and a request gives up as soon as an
+attempt made while it waits fails, instead of queueing for the whole timeout. Each request
+that finds no connection starts a fresh attempt, so a server that is back is used at once.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from memory_plugin.backends.url import scrub
 from memory_plugin.errors import BackendError, BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
 
-RETRY_WAIT_SECONDS = 0.25
+POLL_SECONDS = 0.1
 # Held while migrations run, so app servers starting together never race on them. Polled
 # with short statements: a waiting statement would stall the migrations' CREATE INDEX
 # CONCURRENTLY, which waits for every open transaction.
@@ -54,6 +54,7 @@ class FailFastPool(ConnectionPool[Any]):
     """A connection pool that stops queueing requests once the server cannot be reached."""
 
     unreachable = False
+    attempts = 0
 
     def _connect(self, timeout: float | None = None) -> Any:
         try:
@@ -61,18 +62,23 @@ class FailFastPool(ConnectionPool[Any]):
         except Exception:
             self.unreachable = True
             raise
-        self.unreachable = False
-        return conn
+        else:
+            self.unreachable = False
+            return conn
+        finally:
+            self.attempts += 1
 
     def getconn(self, timeout: float | None = None) -> Any:
-        """A connection within `timeout` (the pool's), or RETRY_WAIT_SECONDS when unreachable."""
+        """A connection within `timeout` (the pool's); a failed attempt meanwhile ends the wait."""
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
+        attempts = self.attempts
         while True:
             try:
-                return super().getconn(min(deadline - time.monotonic(), RETRY_WAIT_SECONDS))
+                return super().getconn(min(deadline - time.monotonic(), POLL_SECONDS))
             except PoolTimeout:
-                if self.unreachable or time.monotonic() >= deadline:
+                failed = self.unreachable and self.attempts > attempts
+                if failed or time.monotonic() >= deadline:
                     raise _no_connection(self, wait) from None
 
 
@@ -80,6 +86,7 @@ class AsyncFailFastPool(AsyncConnectionPool[Any]):
     """Async twin of FailFastPool."""
 
     unreachable = False
+    attempts = 0
 
     async def _connect(self, timeout: float | None = None) -> Any:
         try:
@@ -87,18 +94,23 @@ class AsyncFailFastPool(AsyncConnectionPool[Any]):
         except Exception:
             self.unreachable = True
             raise
-        self.unreachable = False
-        return conn
+        else:
+            self.unreachable = False
+            return conn
+        finally:
+            self.attempts += 1
 
     async def getconn(self, timeout: float | None = None) -> Any:
-        """A connection within `timeout` (the pool's), or RETRY_WAIT_SECONDS when unreachable."""
+        """A connection within `timeout` (the pool's); a failed attempt meanwhile ends the wait."""
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
+        attempts = self.attempts
         while True:
             try:
-                return await super().getconn(min(deadline - time.monotonic(), RETRY_WAIT_SECONDS))
+                return await super().getconn(min(deadline - time.monotonic(), POLL_SECONDS))
             except PoolTimeout:
-                if self.unreachable or time.monotonic() >= deadline:
+                failed = self.unreachable and self.attempts > attempts
+                if failed or time.monotonic() >= deadline:
                     raise _no_connection(self, wait) from None
 
 
@@ -157,8 +169,7 @@ def _probe(target: str, display: str, want_vector: bool, stack: ExitStack, timeo
 
 
 def _pool_options(display: str, timeout: float) -> dict[str, Any]:
-    # reconnect_timeout=0: no retry loop with growing back-off; a request that finds no
-    # connection starts a fresh attempt, so a server that is back is used at once.
+    # reconnect_timeout=0: no retry loop with growing back-off (see the module docstring).
     return {
         "min_size": 1,
         "max_size": POOL_MAX_SIZE,
