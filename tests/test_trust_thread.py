@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.graph import END, START, StateGraph
-from langgraph.store.base import GetOp, Op, PutOp, Result
+from langgraph.store.base import GetOp, Op, Result
 from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
@@ -260,6 +260,27 @@ def test_a_hung_summary_never_holds_the_turn_past_its_timeout(
     assert state["messages"][-1].content == f"Page {n - 1} read."
 
 
+def fetches(first: int, n: int) -> list[AIMessage]:
+    """One model turn that fetches n pages, one tool step each, then answers."""
+    calls = [fetch_turn(k)[0] for k in range(first, first + n)]
+    return [*calls, AIMessage(f"Pages {first} to {first + n - 1} read.")]
+
+
+def test_a_hung_summary_costs_a_turn_of_tool_steps_one_timeout(
+    backend: Backend, summarizer: Summarizer
+) -> None:
+    summarizer.hang_summaries = True
+    model = chat([*fetches(0, 4), *fetches(4, 4)], 1_000)
+    graph, _ = build_graph(backend, model, summary_model=summarizer, platform=HANGING)
+    for turn in range(2):
+        started = time.monotonic()
+        events = ask(graph, f"read four pages, round {turn}")
+        assert time.monotonic() - started < 2.5
+        assert [a for a, _ in events].count("failed") == 1
+    state = state_of(graph)
+    assert len(tool_messages(state)) == 8 and "dividers" not in state["memory_context"]
+
+
 async def test_a_hung_summary_never_holds_the_turn_under_ainvoke(abackend: Backend) -> None:
     summarizer = Summarizer(hang_summaries=True)
     graph, _ = await abuild(abackend, chat(turns(20), 2_000), summarizer, HANGING)
@@ -318,7 +339,7 @@ def test_a_failed_journal_write_is_retried_and_nothing_leaves_the_state_unjourna
     model = chat(turns(8), 2_000)
     graph, _ = build_graph(wrapped, model, summary_model=Summarizer())
     ask(graph, "read page 0")
-    store.set(fault, only=[PutOp])
+    store.set(fault)
     for n in range(1, 5):
         events = ask(graph, f"read page {n}")
         assert any(a == "failed" for a, _ in events)
@@ -346,7 +367,7 @@ async def test_a_failed_journal_write_is_retried_under_ainvoke(abackend: Backend
     wrapped, store = faulty(abackend)
     graph, _ = build_graph(wrapped, chat(turns(3), None), summary_model=Summarizer())
     await aask(graph, "read page 0")
-    store.set("full")
+    store.set("down")
     assert any(a == "failed" for a, _ in await aask(graph, "read page 1"))
     store.set(None)
     await aask(graph, "read page 2")
@@ -569,5 +590,5 @@ def test_context_manager_uses_the_shared_settings_source(
     ask(graph, "Hi, I'm Ann.")
     ask(graph, "Is Lisbon nice in May?")
     assert nodes.summarize_now(graph, config(), context=ANN)["status"] == "compacted"
-    assert manager.settings.source is shared
+    assert manager.settings is shared
     assert isinstance(model.inputs[-1][0], SystemMessage)

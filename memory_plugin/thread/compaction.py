@@ -8,8 +8,10 @@ a failed compaction: the conversation stays as it was. Summarize now keeps the l
 complete turn (or the keep share, whichever is smaller) and compacts everything before it.
 
 `CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
-event whose flush note is written: one note per event, however often it is retried) and
-`last_compaction` (the outcome of the last Summarize now).
+event whose flush note is written: one note per event, however often it is retried),
+`compaction_failed_in` (the user message whose turn saw an automatic compaction fail: it is
+retried on the next turn, not after every tool step, so a hung model costs a turn one
+timeout) and `last_compaction` (the outcome of the last Summarize now).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ DIVIDER_TEXT = {
     "manual": "Context summarized on request",
 }
 DIVIDERS, FLUSH_EVENT, LAST = "dividers", "flush_event", "last_compaction"
+FAILED_IN = "compaction_failed_in"
 NOT_ENABLED = "Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
 NOTHING_YET = "nothing to compact yet"
 
@@ -65,6 +68,11 @@ def latest_turn_start(messages: Sequence[BaseMessage]) -> int | None:
         elif isinstance(messages[i], HumanMessage) and answered:
             return i
     return None
+
+
+def latest_user_message_id(messages: Sequence[BaseMessage]) -> str | None:
+    """The id of the newest user message: it opened the current turn."""
+    return next((m.id for m in reversed(messages) if isinstance(m, HumanMessage)), None)
 
 
 def split(
@@ -191,6 +199,9 @@ class CompactionStep:
         size = window(self.model, turn.settings)
         if kind == "auto" and not due(turn.info, turn.settings, size, self.counter):
             return Compaction("nothing_to_compact", message="below the compaction trigger")
+        opened_by = latest_user_message_id(turn.messages)
+        if kind == "auto" and opened_by is not None and turn.info.get(FAILED_IN) == opened_by:
+            return Compaction("nothing_to_compact", message="retried next turn after a failure")
         yield from self.journal(turn)
         if turn.journaled:
             now = self.clock()
@@ -210,6 +221,8 @@ class CompactionStep:
             result = Compaction("failed", message=reason)
         turn.apply(result.updates.get("messages", []))
         turn.record(result.updates.get("memory_context", {}))
+        if kind == "auto" and result.status == "failed":
+            turn.record({FAILED_IN: opened_by})
         if result.status != "nothing_to_compact" or kind == "manual":
             divider = result.updates.get("memory_context", {}).get(DIVIDERS, [{}])[-1]
             emit(

@@ -77,7 +77,8 @@ class ContextManager:
         self.summary_model = summary_model or model
         self.counter = counter or counter_for(model)
         self.clock = clock
-        self.settings = TurnSettings(settings or SettingsCache(defaults))
+        self.settings = settings or SettingsCache(defaults)
+        self.turns = TurnSettings(self.settings)
         self.journaling = JournalStep(clock)
         self.masking = MaskingStep(
             model, self.counter, frozenset(excluded_tools), self.journaling.step
@@ -86,7 +87,7 @@ class ContextManager:
             model, self.summary_model, self.counter, clock, self.journaling.step
         )
         self.rolling = RollingSummaries()
-        self.prefix = Prefix(system_prompt, sources, frozen_sources, self.settings, self.rolling)
+        self.prefix = Prefix(system_prompt, sources, frozen_sources, self.turns, self.rolling)
         node = functools.partial(plan_node, membership=membership)
         self.load_memory = node(self._load_memory)
         self.journal = node(self._journal)
@@ -139,17 +140,17 @@ class ContextManager:
         return (yield from self.prefix.load_plan(state, config, ctx))
 
     def _journal(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        turn = yield from self.settings.turn_plan(state, config, ctx)
+        turn = yield from self.turns.turn_plan(state, config, ctx)
         yield from self._journal_step(turn)
         return turn.updates()
 
     def _mask(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        turn = yield from self.settings.turn_plan(state, config, ctx)
+        turn = yield from self.turns.turn_plan(state, config, ctx)
         yield from self.masking.step(turn)
         return turn.updates()
 
     def _summarize(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        turn = yield from self.settings.turn_plan(state, config, ctx)
+        turn = yield from self.turns.turn_plan(state, config, ctx)
         if turn.settings.thread_policy != RECENT_WINDOW:
             yield from self.compaction.step(turn, "auto")
         return turn.updates()
@@ -159,7 +160,7 @@ class ContextManager:
     ) -> Plan[State]:
         """journal, mask_tool_outputs and summarize in one node (nothing when a stored layer
         switches context management off)."""
-        turn = yield from self.settings.turn_plan(state, config, ctx)
+        turn = yield from self.turns.turn_plan(state, config, ctx)
         if not turn.settings.context_management:
             return turn.updates()
         yield from self._journal_step(turn)
@@ -186,7 +187,7 @@ class ContextManager:
     def _summarize_now(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
-        turn = yield from self.settings.fresh_turn_plan(state, config, ctx)
+        turn = yield from self.turns.fresh_turn_plan(state, config, ctx)
         yield from self.compaction.on_request(turn)
         return {**turn.updates(), "memory_command": None}
 
@@ -197,7 +198,7 @@ class ContextManager:
         info = state.get("memory_context") or {}
         if info.get(POLICY) != RECENT_WINDOW:
             return {}
-        settings = yield from self.settings.of_state_plan(state, ctx)
+        settings = yield from self.turns.of_state_plan(state, ctx)
         if not settings.context_management:
             return {}
         store, now = get_store(), self.clock()
