@@ -31,9 +31,10 @@ from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.replies import checked_rewrite
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.flush import FlushHook, flush_hook
+from memory_plugin.thread.masking import SCAN_FROM
 from memory_plugin.thread.pairs import preserved_before, safe_cut
 from memory_plugin.thread.prompts import summary_messages
-from memory_plugin.thread.tally import tally
+from memory_plugin.thread.tally import count_keys, tally
 from memory_plugin.thread.turn import SUMMARY, Turn, window
 from memory_plugin.tokens import TokenCounter
 
@@ -162,10 +163,8 @@ def compaction_plan(
         **flushed,
         SUMMARY: new_summary,
         DIVIDERS: [*info.get(DIVIDERS, []), divider],
-        "tokens": kept_tokens,
-        "counted_len": len(kept),
-        "counted_last_id": kept[-1].id if kept else None,
-        "mask_scan_from": 0,
+        **count_keys(kept, kept_tokens),
+        SCAN_FROM: 0,
     }
     removals = [RemoveMessage(id=m.id) for m in old if m.id]
     return Compaction(

@@ -28,9 +28,13 @@ def tally(
     else:
         rewritten = total is not None
         total = counter.count(messages)
-    keys = {
-        "tokens": int(total),
+    return count_keys(messages, int(total)), rewritten
+
+
+def count_keys(messages: Sequence[BaseMessage], tokens: int) -> dict[str, Any]:
+    """The state keys recording that `messages` hold `tokens` tokens."""
+    return {
+        "tokens": tokens,
         "counted_len": len(messages),
         "counted_last_id": messages[-1].id if messages else None,
     }
-    return keys, rewritten
