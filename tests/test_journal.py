@@ -439,4 +439,4 @@ def test_store_failure_is_a_clear_tool_error(
     )
     (reply,) = replies(agent(backend, call("journal_message_search", query="Lisbon")))
     assert reply.status == "error"
-    assert reply.content == "Journal is unavailable right now (RuntimeError); nothing was changed."
+    assert reply.content == "Memory is unavailable right now (RuntimeError); nothing was changed."

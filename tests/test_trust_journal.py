@@ -189,6 +189,27 @@ def test_a_reused_thread_id_starts_without_the_old_rolling_summary(backend: Back
     assert kept is not None and kept.value == old
 
 
+def test_a_thread_deleted_by_the_checkpointer_starts_without_the_old_rolling_summary(
+    backend: Backend,
+) -> None:
+    """LangGraph Server deletes threads through its checkpointer alone: the first turn of a
+    thread id used again must not see the deleted thread's rolling summary."""
+    script = [m for n in range(6) for m in fetch_turn(n)]
+    model = chat([*script, AIMessage("Fresh start.")], window=None)
+    window = {"thread_policy": "recent_window", "masking": False}
+    graph, manager = build_graph(backend, model, summary_model=CompactionModel(), platform=window)
+    config = {"configurable": {"thread_id": "w2", "recent_window_messages": 4}}
+    for n in range(6):
+        graph.invoke({"messages": [HumanMessage(f"read page {n}")]}, config, context=ANN)
+        manager.wait_for_background()
+    assert run(backend.store, summary_plan("w2"))["text"].startswith("Summary")
+    backend.checkpointer.delete_thread("w2")
+    graph.invoke({"messages": [HumanMessage("hello")]}, config, context=ANN)
+    manager.wait_for_background()
+    seen = "\n".join(str(m.content) for m in model.inputs[-1] if isinstance(m, SystemMessage))
+    assert "Summary" not in seen
+
+
 def test_a_bad_incarnation_is_refused(backend: Backend) -> None:
     for bad in (-1, True, "0"):
         with pytest.raises(MemoryWriteError, match="incarnation must be a whole number"):

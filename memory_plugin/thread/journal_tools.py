@@ -155,4 +155,4 @@ def journal_tools() -> list[BaseTool]:
         (journal_message_search, ajournal_message_search, SEARCH),
         (journal_tool_call_view, ajournal_tool_call_view, VIEW),
     ]
-    return twin_tools(twins, refused="", unavailable="Journal is unavailable right now")
+    return twin_tools(twins, refused="", unavailable="Memory is unavailable right now")

@@ -28,6 +28,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan, gather
 from memory_plugin.settings import MemorySettings
+from memory_plugin.thread.journaling import SEQ
 from memory_plugin.thread.turn import (
     RECENT_WINDOW,
     SETTINGS,
@@ -85,7 +86,7 @@ class Prefix:
         blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
         emit("context", "loaded", None, blocks=[block.name for block in blocks])
         context: State = {POLICY: settings.thread_policy, SETTINGS: settings.model_dump()}
-        if settings.thread_policy == RECENT_WINDOW:
+        if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
             context.update((yield from self.rolling.load_plan(thread_id_of(config))))
         if FROZEN not in info:
             frozen, complete = yield from self.blocks_plan(self.frozen_sources, ctx, settings)
