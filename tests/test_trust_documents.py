@@ -431,10 +431,10 @@ def test_cli_history_and_restore(
 
 
 class HungModel(GenericFakeChatModel):
-    """A model whose provider stalls for three seconds before answering."""
+    """A model whose provider stalls for ten seconds before answering."""
 
     def _generate(self, *args: Any, **kwargs: Any) -> Any:
-        time.sleep(3)
+        time.sleep(10)
         return super()._generate(*args, **kwargs)
 
 
@@ -451,11 +451,11 @@ def test_hung_consolidation_and_compression_give_up_after_their_timeouts(
     )
     started = time.monotonic()
     report = consolidate(backend.store, HungModel(messages=iter([AIMessage(FOLDED)])), now=clock())
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 6
     assert "did not answer within 1 s" in (report.failed[0].error or "")
     memory.model = HungModel(messages=iter([AIMessage(COMPRESSED)]))
     started = time.monotonic()
     with pytest.raises(MemoryWriteError, match="did not answer within 1 s"):
         memory.write_document(ANN, LONG)
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 6
     assert_untouched(memory)

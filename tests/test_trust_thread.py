@@ -275,7 +275,7 @@ def test_a_hung_summary_costs_a_turn_of_tool_steps_one_timeout(
     for turn in range(2):
         started = time.monotonic()
         events = ask(graph, f"read four pages, round {turn}")
-        assert time.monotonic() - started < 2.5
+        assert time.monotonic() - started < 3.0
         assert [a for a, _ in events].count("failed") == 1
     state = state_of(graph)
     assert len(tool_messages(state)) == 8 and "dividers" not in state["memory_context"]

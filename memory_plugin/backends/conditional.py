@@ -220,9 +220,7 @@ async def aput_if_version(
             await db.execute("COMMIT")
             return new if ok else None
     if isinstance(store, SqliteStore | PostgresStore):
-        return await asyncio.to_thread(
-            put_if_version, store, namespace, key, value, expected, also
-        )
+        return await asyncio.to_thread(put_if_version, store, namespace, key, value, expected, also)
     lock = _async_locks.setdefault(store, asyncio.Lock())
     async with lock:
         (item,) = await store.abatch([GetOp(namespace, key)])
