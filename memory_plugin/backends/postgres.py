@@ -54,30 +54,31 @@ class FailFastPool(ConnectionPool[Any]):
     """A connection pool that stops queueing requests once the server cannot be reached."""
 
     unreachable = False
-    attempts = 0
+    started = 0
+    last_failed = -1
 
     def _connect(self, timeout: float | None = None) -> Any:
+        attempt, self.started = self.started, self.started + 1
         try:
             conn = super()._connect(timeout)
         except Exception:
             self.unreachable = True
+            self.last_failed = max(self.last_failed, attempt)
             raise
-        else:
-            self.unreachable = False
-            return conn
-        finally:
-            self.attempts += 1
+        self.unreachable = False
+        return conn
 
     def getconn(self, timeout: float | None = None) -> Any:
-        """A connection within `timeout` (the pool's); a failed attempt meanwhile ends the wait."""
+        """A connection within `timeout` (the pool's); an attempt started meanwhile that fails
+        ends the wait (one started before the request does not)."""
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
-        attempts = self.attempts
+        first = self.started
         while True:
             try:
                 return super().getconn(min(deadline - time.monotonic(), POLL_SECONDS))
             except PoolTimeout:
-                failed = self.unreachable and self.attempts > attempts
+                failed = self.unreachable and self.last_failed >= first
                 if failed or time.monotonic() >= deadline:
                     raise _no_connection(self, wait) from None
 
@@ -86,30 +87,31 @@ class AsyncFailFastPool(AsyncConnectionPool[Any]):
     """Async twin of FailFastPool."""
 
     unreachable = False
-    attempts = 0
+    started = 0
+    last_failed = -1
 
     async def _connect(self, timeout: float | None = None) -> Any:
+        attempt, self.started = self.started, self.started + 1
         try:
             conn = await super()._connect(timeout)
         except Exception:
             self.unreachable = True
+            self.last_failed = max(self.last_failed, attempt)
             raise
-        else:
-            self.unreachable = False
-            return conn
-        finally:
-            self.attempts += 1
+        self.unreachable = False
+        return conn
 
     async def getconn(self, timeout: float | None = None) -> Any:
-        """A connection within `timeout` (the pool's); a failed attempt meanwhile ends the wait."""
+        """A connection within `timeout` (the pool's); an attempt started meanwhile that fails
+        ends the wait (one started before the request does not)."""
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
-        attempts = self.attempts
+        first = self.started
         while True:
             try:
                 return await super().getconn(min(deadline - time.monotonic(), POLL_SECONDS))
             except PoolTimeout:
-                failed = self.unreachable and self.attempts > attempts
+                failed = self.unreachable and self.last_failed >= first
                 if failed or time.monotonic() >= deadline:
                     raise _no_connection(self, wait) from None
 
