@@ -168,21 +168,32 @@ def test_a_retried_first_append_is_the_same_journal(backend: Backend) -> None:
     assert [e.text for e in run(backend.store, entries_plan("t1"))] == [OLD_TEXT, "Noted."]
 
 
-def test_a_reused_thread_id_starts_without_the_old_rolling_summary(backend: Backend) -> None:
+def _deleted_summarized_thread(backend: Backend, thread: str, how: str) -> tuple[Any, str]:
+    """A recent-window thread with a rolling summary, deleted (`delete_thread` or the
+    checkpointer alone), then used again for one turn: the summary it had, and what the
+    model was shown on the new thread."""
     script = [m for n in range(6) for m in fetch_turn(n)]
     model = chat([*script, AIMessage("Fresh start.")], window=None)
     window = {"thread_policy": "recent_window", "masking": False}
     graph, manager = build_graph(backend, model, summary_model=CompactionModel(), platform=window)
-    config = {"configurable": {"thread_id": "w1", "recent_window_messages": 4}}
+    config = {"configurable": {"thread_id": thread, "recent_window_messages": 4}}
     for n in range(6):
         graph.invoke({"messages": [HumanMessage(f"read page {n}")]}, config, context=ANN)
         manager.wait_for_background()
-    old = run(backend.store, summary_plan("w1"))
+    old = run(backend.store, summary_plan(thread))
     assert old["text"].startswith("Summary")
-    delete_thread(backend.checkpointer, backend.store, "w1")
+    if how == "delete_thread":
+        delete_thread(backend.checkpointer, backend.store, thread)
+    else:
+        backend.checkpointer.delete_thread(thread)
     graph.invoke({"messages": [HumanMessage("hello")]}, config, context=ANN)
     manager.wait_for_background()
     seen = "\n".join(str(m.content) for m in model.inputs[-1] if isinstance(m, SystemMessage))
+    return old, seen
+
+
+def test_a_reused_thread_id_starts_without_the_old_rolling_summary(backend: Backend) -> None:
+    old, seen = _deleted_summarized_thread(backend, "w1", "delete_thread")
     assert "Summary" not in seen
     assert run(backend.store, summary_plan("w1"))["text"] == ""
     kept = backend.store.get(("memory_plugin", "kept_thread", "w1", "0", "summary"), "rolling")
@@ -192,21 +203,8 @@ def test_a_reused_thread_id_starts_without_the_old_rolling_summary(backend: Back
 def test_a_thread_deleted_by_the_checkpointer_starts_without_the_old_rolling_summary(
     backend: Backend,
 ) -> None:
-    """LangGraph Server deletes threads through its checkpointer alone: the first turn of a
-    thread id used again must not see the deleted thread's rolling summary."""
-    script = [m for n in range(6) for m in fetch_turn(n)]
-    model = chat([*script, AIMessage("Fresh start.")], window=None)
-    window = {"thread_policy": "recent_window", "masking": False}
-    graph, manager = build_graph(backend, model, summary_model=CompactionModel(), platform=window)
-    config = {"configurable": {"thread_id": "w2", "recent_window_messages": 4}}
-    for n in range(6):
-        graph.invoke({"messages": [HumanMessage(f"read page {n}")]}, config, context=ANN)
-        manager.wait_for_background()
-    assert run(backend.store, summary_plan("w2"))["text"].startswith("Summary")
-    backend.checkpointer.delete_thread("w2")
-    graph.invoke({"messages": [HumanMessage("hello")]}, config, context=ANN)
-    manager.wait_for_background()
-    seen = "\n".join(str(m.content) for m in model.inputs[-1] if isinstance(m, SystemMessage))
+    """LangGraph Server deletes threads through its checkpointer alone."""
+    _, seen = _deleted_summarized_thread(backend, "w2", "checkpointer")
     assert "Summary" not in seen
 
 
