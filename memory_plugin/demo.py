@@ -87,8 +87,6 @@ class DemoModel(BaseChatModel):
     def _profile(self, prompt: str) -> str:
         user = _said(prompt, "user")
         shown = repair(_said(prompt, "profile"), Profile("demo").with_sections({}), _now(prompt))
-        if shown is None:
-            return "NOOP"
         sections = {name: list(bullets) for name, bullets in shown.sections.items()}
         added = False
         for pattern, section, template in _FACTS:
