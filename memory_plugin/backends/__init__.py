@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from contextlib import AsyncExitStack, ExitStack
+from types import TracebackType
 from typing import Any
 
 from langgraph.store.base import IndexConfig
@@ -16,7 +18,16 @@ from memory_plugin.backends.timeout import store_timeout
 from memory_plugin.backends.url import DEFAULT_URL, BackendURL, parse_url, redact
 from memory_plugin.settings.schema import MemorySettings
 
-__all__ = ["DEFAULT_URL", "Backend", "BackendURL", "aconnect", "connect", "parse_url", "redact"]
+__all__ = [
+    "DEFAULT_URL",
+    "AsyncConnection",
+    "Backend",
+    "BackendURL",
+    "aconnect",
+    "connect",
+    "parse_url",
+    "redact",
+]
 
 
 def connect(
@@ -46,13 +57,53 @@ def connect(
     )
 
 
-async def aconnect(
+def aconnect(
     url: str | None = None,
     *,
     index: IndexConfig | dict[str, Any] | None = None,
     settings: MemorySettings | None = None,
+) -> AsyncConnection:
+    """Async twin of connect: `async with aconnect(url) as backend` (or `await aconnect(url)`).
+
+    The store and checkpointer are async-native; `async with` closes them, an awaited backend
+    is closed by `aclose()`.
+    """
+    return AsyncConnection(url, index, settings)
+
+
+class AsyncConnection:
+    """What `aconnect` returns: await it for a Backend, or use it as an async context manager."""
+
+    def __init__(
+        self,
+        url: str | None,
+        index: IndexConfig | dict[str, Any] | None,
+        settings: MemorySettings | None,
+    ) -> None:
+        self._args = (url, index, settings)
+        self._backend: Backend | None = None
+
+    def __await__(self) -> Generator[Any, None, Backend]:
+        return _aopen(*self._args).__await__()
+
+    async def __aenter__(self) -> Backend:
+        self._backend = await _aopen(*self._args)
+        return self._backend
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._backend is not None:
+            backend, self._backend = self._backend, None
+            await backend.aclose()
+
+
+async def _aopen(
+    url: str | None, index: IndexConfig | dict[str, Any] | None, settings: MemorySettings | None
 ) -> Backend:
-    """Async twin of connect: async-native store and checkpointer, closed by `aclose()`."""
     parsed = parse_url(url)
     config = normalize_index(index)
     timeout = store_timeout(settings)
