@@ -2,10 +2,11 @@
 
 The chat model comes from $MEMORY_MODEL (see `memory_plugin.models.resolve_model`):
 `openai:gpt-4o-mini` for a provider model, `package.module:name` for a model object or a
-function returning one. `MEMORY_MODEL=memory_plugin.demo:studio_model` selects the offline
-fake, which stores a note with the `remember` tool and then answers; with MEMORY_MODEL unset
-the graph falls back to that same fake (with a logged warning), so Studio opens offline with
-no key. A MEMORY_MODEL that cannot be loaded fails the import with the reason.
+function returning one. With MEMORY_MODEL unset the graph uses the built-in offline model
+(`memory_plugin.offline.OfflineModel`, also `memory_plugin.demo:studio_model`), with a logged
+warning, so Studio opens offline with no key: it stores "remember that ..." as a note and
+answers questions from memory. A MEMORY_MODEL that cannot be loaded fails the import with
+the reason.
 
 No checkpointer or store here: the server provides both (the store's semantic index is
 configured in langgraph.json). langgraph.json also loads graphs/auth.py, so clients send
@@ -20,14 +21,12 @@ import os
 
 from langchain_core.language_models import BaseChatModel
 
-from memory_plugin.demo import studio_model
 from memory_plugin.graph import create_memory_graph
 from memory_plugin.models import MODEL_ENV, resolve_model
+from memory_plugin.offline import OfflineModel
 
 logger = logging.getLogger("memory_plugin.graphs")
 
-# The demo model routes on phrases of memory's own prompts ("long-term memory", "running
-# summary", ...): keep them out of this prompt, or the fake answers the wrong prompt.
 SYSTEM_PROMPT = (
     "You are a helpful assistant. Save lasting facts about the user and their work with the "
     "memory tools, and use the memory shown to you when you answer."
@@ -35,16 +34,16 @@ SYSTEM_PROMPT = (
 
 
 def studio_chat_model() -> BaseChatModel:
-    """The model named by $MEMORY_MODEL, else the offline demo model (with a warning)."""
+    """The model named by $MEMORY_MODEL, else the built-in offline model (with a warning)."""
     if os.environ.get(MODEL_ENV):
         return resolve_model()
     logger.warning(
-        "%s is not set: using the offline demo model (memory_plugin.demo:studio_model); "
+        "%s is not set: using the built-in offline model (memory_plugin.offline.OfflineModel); "
         "set %s=openai:gpt-4o-mini (or package.module:name) for a real model",
         MODEL_ENV,
         MODEL_ENV,
     )
-    return studio_model()
+    return OfflineModel()
 
 
 graph = create_memory_graph(studio_chat_model(), system_prompt=SYSTEM_PROMPT)
