@@ -1,0 +1,309 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for running the real
+`langchain-openai` client (and the `openai` SDK under it) without a key or the network.
+
+`POST /v1/chat/completions` answers with the next scripted reply: text, tool calls, an HTTP
+error (429 rate limit, 500) or a hang; `stream: true` gets the reply as server-sent events,
+tool-call deltas included, the way OpenAI sends them. Every request body is recorded. With the
+script used up, every request gets `fallback` (by default a 500 naming the unscripted request).
+The server stops on `close()` (or leaving the `with` block), and by itself after `lifetime`
+seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+API_KEY = "sk-test-not-a-real-key"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: text and tool calls, or an HTTP error status, or a hang."""
+
+    text: str = ""
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    status: int = 200
+    error: str = ""
+    hang_seconds: float = 0.0
+
+
+def text(content: str) -> Reply:
+    """An assistant message with this text."""
+    return Reply(text=content)
+
+
+def call(name: str, **args: Any) -> Reply:
+    """An assistant message calling one tool."""
+    return Reply(tool_calls=((name, args),))
+
+
+def failure(status: int, message: str) -> Reply:
+    """An HTTP error with OpenAI's error body (429 is a rate limit)."""
+    return Reply(status=status, error=message)
+
+
+RATE_LIMITED = failure(429, "Rate limit reached for requests")
+SERVER_ERROR = failure(500, "The server had an error while processing your request")
+
+
+def hang(seconds: float = 30.0) -> Reply:
+    """A request that is accepted and never answered (for `seconds`, or until close)."""
+    return Reply(hang_seconds=seconds)
+
+
+def unreachable_url() -> str:
+    """A base URL on 127.0.0.1 where nothing listens (a server that is down)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@dataclass
+class Request:
+    """One request the server got: its path and JSON body."""
+
+    path: str
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The chat messages sent."""
+        return list(self.body.get("messages", []))
+
+    @property
+    def system(self) -> str:
+        """The text of the system message(s)."""
+        return "\n".join(_content(m) for m in self.messages if m["role"] == "system")
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools offered to the model."""
+        return [t["function"]["name"] for t in self.body.get("tools", [])]
+
+    def tool(self, name: str) -> dict[str, Any]:
+        """The function schema of one offered tool."""
+        found: list[dict[str, Any]] = [
+            t["function"] for t in self.body.get("tools", []) if t["function"]["name"] == name
+        ]
+        assert found, f"tool {name} not offered: {self.tool_names}"
+        return found[0]
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content") or ""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return str(content)
+
+
+@dataclass
+class OpenAIServer:
+    """The scripted server; `base_url` is what OPENAI_BASE_URL should be."""
+
+    lifetime: float = 300.0
+    fallback: Reply | None = None
+    requests: list[Request] = field(default_factory=list)
+    _script: deque[Reply] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closing: threading.Event = field(default_factory=threading.Event)
+    _server: ThreadingHTTPServer | None = None
+
+    def __post_init__(self) -> None:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        server.daemon_threads = True
+        self._server = server
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        timer = threading.Timer(self.lifetime, self.close)
+        timer.daemon = True
+        timer.start()
+
+    @property
+    def base_url(self) -> str:
+        """The API base URL, http://127.0.0.1:<port>/v1."""
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies, answered in order."""
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def unanswered(self) -> list[Reply]:
+        """Scripted replies not asked for yet."""
+        with self._lock:
+            return list(self._script)
+
+    @property
+    def completions(self) -> list[Request]:
+        """The chat-completion requests received, in order."""
+        with self._lock:
+            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def _next(self, request: Request) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if self._script:
+                return self._script.popleft()
+        if self.fallback is not None:
+            return self.fallback
+        last = _content(request.messages[-1]) if request.messages else ""
+        return failure(500, f"no scripted reply left for a request ending {last[:80]!r}")
+
+    def close(self) -> None:
+        """Stop listening and release any hanging request."""
+        self._closing.set()
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _handler(owner: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(size) or b"{}")
+            if not self.path.endswith("/chat/completions"):
+                self._json(404, _error(f"unknown path {self.path}", "invalid_request_error"))
+                return
+            reply = owner._next(Request(self.path, body))
+            if reply.hang_seconds:
+                owner._closing.wait(reply.hang_seconds)
+                return
+            if reply.status != 200:
+                kind = "requests" if reply.status == 429 else "server_error"
+                self._json(reply.status, _error(reply.error, kind))
+                return
+            model = str(body.get("model", "gpt-test"))
+            if body.get("stream"):
+                self._stream(
+                    reply, model, bool((body.get("stream_options") or {}).get("include_usage"))
+                )
+            else:
+                self._json(200, _completion(reply, model))
+
+        def _json(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("x-request-id", f"req_{len(owner.requests)}")
+            if status == 429:
+                self.send_header("retry-after-ms", "10")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _stream(self, reply: Reply, model: str, usage: bool) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            for chunk in _chunks(reply, model, usage):
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def _error(message: str, kind: str) -> dict[str, Any]:
+    code = "rate_limit_exceeded" if kind == "requests" else None
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _calls(reply: Reply) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"call_{n}_{name}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+        for n, (name, args) in enumerate(reply.tool_calls)
+    ]
+
+
+def _usage() -> dict[str, int]:
+    return {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
+
+
+def _completion(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = _calls(reply)
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+        "usage": _usage(),
+    }
+
+
+def _chunks(reply: Reply, model: str, usage: bool) -> list[dict[str, Any]]:
+    """The reply as OpenAI streams it: the role, the text in pieces, each tool call's id and
+    name and then its arguments in fragments, the finish reason, and usage when asked for."""
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    deltas += [{"content": reply.text[i : i + 7]} for i in range(0, len(reply.text), 7)]
+    for index, tool_call in enumerate(_calls(reply)):
+        function = tool_call["function"]
+        head = {"id": tool_call["id"], "type": "function"}
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        **head,
+                        "function": {"name": function["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
+        arguments = function["arguments"]
+        deltas += [
+            {"tool_calls": [{"index": index, "function": {"arguments": arguments[i : i + 5]}}]}
+            for i in range(0, len(arguments), 5)
+        ]
+
+    def chunk(choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0}
+        return {**base, "model": model, "choices": choices, **extra}
+
+    chunks = [chunk([{"index": 0, "delta": d, "finish_reason": None}]) for d in deltas]
+    finish = "tool_calls" if reply.tool_calls else "stop"
+    chunks.append(chunk([{"index": 0, "delta": {}, "finish_reason": finish}]))
+    if usage:
+        chunks.append(chunk([], usage=_usage()))
+    return chunks

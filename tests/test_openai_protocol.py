@@ -1,0 +1,237 @@
+"""The path most users take: langchain-openai's ChatOpenAI, speaking the OpenAI chat-completions
+protocol (tool calls included, streaming on and off) to a local scripted server, through the
+prebuilt graph and through the chatbot's console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_openai import ChatOpenAI
+from openai import APIConnectionError, APITimeoutError, RateLimitError
+from pydantic import SecretStr
+
+from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.scoped import ScopedMemory
+from tests.openai_server import (
+    API_KEY,
+    RATE_LIMITED,
+    SERVER_ERROR,
+    OpenAIServer,
+    Reply,
+    call,
+    hang,
+    text,
+    unreachable_url,
+)
+
+ANN = MemoryContext(user_id="ann", workspace_id="acme")
+CONSOLE = Path(sys.executable).parent / "memory-plugin"
+SYSTEM = "You are a helpful assistant with durable memory."
+TOLD = "I'm Ann. Remember that the release freeze starts on Friday."
+FACT = "The release freeze starts on Friday"
+PROFILE = """# User Memory
+
+## Identity
+- Name is Ann.
+
+## Communication Preferences
+_(empty)_
+
+## Work Context
+- Release freeze starts on Friday.
+
+## Skills & Expertise
+_(empty)_
+
+## Recent Topics
+_(empty)_
+
+## Open Questions / Follow-ups
+_(empty)_"""
+FIRST_TURN = [
+    call("remember", text=FACT),
+    text("Noted: the release freeze starts on Friday."),
+    text(PROFILE),
+]
+SECOND_TURN = [text("From memory: the freeze starts on Friday."), text("NOOP")]
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAIServer]:
+    """A scripted OpenAI-compatible server on a free 127.0.0.1 port."""
+    with OpenAIServer(lifetime=300) as running:
+        yield running
+
+
+def openai_model(server: OpenAIServer, streaming: bool, **options: Any) -> ChatOpenAI:
+    """The real client, pointed at the server the way users do: OPENAI_BASE_URL and a key."""
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": API_KEY}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        patch.delenv("OPENAI_API_BASE", raising=False)
+        return ChatOpenAI(model="gpt-test", streaming=streaming, **options)
+
+
+def config(thread: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread}}
+
+
+def check_first_turn(server: OpenAIServer, streaming: bool) -> None:
+    """What the client sent: the memory tools' schemas, the tool result going back, and the
+    profile consolidation as a separate, tool-free request."""
+    first, second, profile = server.completions
+    assert all(r.body.get("stream", False) is streaming for r in server.completions)
+    assert {"remember", "recall", "update_memory"} <= set(first.tool_names)
+    remember = first.tool("remember")
+    assert remember["parameters"]["required"] == ["text"]
+    assert set(remember["parameters"]["properties"]) == {"text"}
+    assert "runtime" not in json.dumps(first.body["tools"])
+    assert first.messages[0]["role"] == "system" and SYSTEM in first.system
+    assert first.messages[-1] == {"role": "user", "content": TOLD}
+    assistant, result = second.messages[-2:]
+    assert assistant["tool_calls"][0]["function"] == {
+        "name": "remember",
+        "arguments": json.dumps({"text": FACT}),
+    }
+    assert result["role"] == "tool" and result["tool_call_id"] == "call_0_remember"
+    assert result["content"].startswith("Noted for ")
+    assert "tools" not in profile.body
+    assert "durable profile of one user" in profile.system
+    assert server.unanswered == []
+
+
+def check_second_turn(server: OpenAIServer) -> None:
+    """The next thread's request carries the note and the profile in its system message."""
+    request = server.completions[3]
+    assert "<recent_memory_notes>" in request.system and FACT in request.system
+    assert "<user_memory>" in request.system and "- Name is Ann." in request.system
+    assert [m["role"] for m in request.messages] == ["system", "user"]
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
+def test_a_remembered_fact_through_chatopenai(
+    backend: Backend, server: OpenAIServer, streaming: bool
+) -> None:
+    server.script(*FIRST_TURN)
+    model = openai_model(server, streaming)
+    graph = create_memory_graph(
+        model, store=backend.store, checkpointer=backend.checkpointer, system_prompt=SYSTEM
+    )
+    out = graph.invoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
+    assert out["messages"][-1].text == "Noted: the release freeze starts on Friday."
+    check_first_turn(server, streaming)
+    assert [n.text for n in ScopedMemory(backend.store).list_notes(ANN)] == [f"- {FACT}"]
+    profile = ProfileMemory(backend.store).read(ANN)
+    assert profile is not None and profile.sections["Identity"] == ("Name is Ann.",)
+    server.script(*SECOND_TURN)
+    out = graph.invoke(
+        {"messages": [HumanMessage("When does the freeze start?")]}, config("t2"), context=ANN
+    )
+    assert out["messages"][-1].text == "From memory: the freeze starts on Friday."
+    check_second_turn(server)
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
+async def test_a_remembered_fact_through_chatopenai_async(
+    abackend: Backend, server: OpenAIServer, streaming: bool
+) -> None:
+    server.script(*FIRST_TURN)
+    model = openai_model(server, streaming)
+    graph = create_memory_graph(
+        model, store=abackend.store, checkpointer=abackend.checkpointer, system_prompt=SYSTEM
+    )
+    out = await graph.ainvoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
+    assert out["messages"][-1].text == "Noted: the release freeze starts on Friday."
+    check_first_turn(server, streaming)
+    notes = await ScopedMemory(abackend.store).alist_notes(ANN)
+    assert [n.text for n in notes] == [f"- {FACT}"]
+    server.script(*SECOND_TURN)
+    ask = {"messages": [HumanMessage("When does the freeze start?")]}
+    out = await graph.ainvoke(ask, config("t2"), context=ANN)
+    assert out["messages"][-1].text == "From memory: the freeze starts on Friday."
+    check_second_turn(server)
+
+
+def test_tokens_stream_out_of_the_graph_as_the_server_sends_them(
+    backend: Backend, server: OpenAIServer
+) -> None:
+    server.script(*FIRST_TURN)
+    graph = create_memory_graph(
+        openai_model(server, streaming=True),
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        system_prompt=SYSTEM,
+    )
+    pieces: list[str] = []
+    calls: list[Any] = []
+    stream = graph.stream(
+        {"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN, stream_mode="messages"
+    )
+    for chunk, meta in cast(Iterator[tuple[Any, dict[str, Any]]], stream):
+        if meta["langgraph_node"] == "agent" and isinstance(chunk, AIMessageChunk):
+            pieces += [chunk.text] if chunk.text else []
+            calls += chunk.tool_call_chunks
+    assert "".join(pieces) == "Noted: the release freeze starts on Friday."
+    assert len(pieces) > 3
+    assert calls[0]["name"] == "remember" and len(calls) > 2
+    assert json.loads("".join(c["args"] or "" for c in calls)) == {"text": FACT}
+    assert [n.text for n in ScopedMemory(backend.store).list_notes(ANN)] == [f"- {FACT}"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [(RATE_LIMITED, RateLimitError), (SERVER_ERROR, Exception), (hang(30), APITimeoutError)],
+    ids=["rate-limit", "server-error", "hang"],
+)
+def test_a_failing_server_fails_the_turn_quickly_and_stores_nothing(
+    backend: Backend, server: OpenAIServer, reply: Reply, error: type[Exception]
+) -> None:
+    server.fallback = reply
+    model = openai_model(server, streaming=False, timeout=1.0, max_retries=1)
+    graph = create_memory_graph(model, store=backend.store, checkpointer=backend.checkpointer)
+    with pytest.raises(error):
+        graph.invoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
+    assert len(server.completions) == 2
+    assert ScopedMemory(backend.store).list_notes(ANN) == []
+    assert ProfileMemory(backend.store).read(ANN) is None
+
+
+def test_an_unreachable_server_is_a_connection_error(backend: Backend) -> None:
+    model = ChatOpenAI(
+        model="gpt-test", base_url=unreachable_url(), api_key=SecretStr(API_KEY), max_retries=0
+    )
+    graph = create_memory_graph(model, store=backend.store, checkpointer=backend.checkpointer)
+    with pytest.raises(APIConnectionError):
+        graph.invoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
+
+
+def chatbot(
+    cwd: Path, base_url: str, *args: str, stdin: str, model: str = "openai:gpt-test"
+) -> subprocess.CompletedProcess[str]:
+    """`memory-plugin chat` through the installed console script, as a user runs it."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORY_", "OPENAI_", "LANGSMITH_", "LANGCHAIN_"))
+    }
+    env |= {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY}
+    return subprocess.run(
+        [str(CONSOLE), "chat", "--user", "ann", "--model", model, *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
