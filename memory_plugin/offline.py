@@ -35,6 +35,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from memory_plugin.offline_text import (
+    as_told,
     asks_about_me,
     key_words,
     overlap,
@@ -107,7 +108,15 @@ def _document_lines(system: str) -> list[str]:
 
 
 def _summary_lines(system: str) -> list[str]:
-    return [line.lstrip("- ").strip() for line in said(system, "conversation_summary").splitlines()]
+    """The summary's lines about what the user said and what was noted, told to the user."""
+    lines = []
+    for line in said(system, "conversation_summary").splitlines():
+        kind, _, text = line.lstrip("- ").partition(": ")
+        if kind.startswith("The user") and not text.endswith("?"):
+            lines.append(as_told(text))
+        elif kind == "Noted to memory":
+            lines.append(second_person(text))
+    return lines
 
 
 class _Turn:
@@ -191,7 +200,7 @@ def _candidates(turn: _Turn) -> list[str]:
     found += _summary_lines(turn.system)
     for message in turn.before:
         if isinstance(message, HumanMessage):
-            found += [second_person(s) for s in sentences(_text(message)) if not s.endswith("?")]
+            found += [as_told(s) for s in sentences(_text(message)) if not s.endswith("?")]
     return found
 
 

@@ -216,6 +216,12 @@ def stated_facts(text: str) -> list[str]:
     return facts
 
 
+def as_told(sentence: str) -> str:
+    """What the user said, repeated back to them ("remember that my dog ..." -> "Your dog ...")."""
+    found = _REMEMBER.match(sentence)
+    return second_person(third_person(found.group("fact") if found else sentence))
+
+
 def question_of(text: str) -> str:
     """The message's last question, or ""."""
     asked = [s for s in sentences(text) if is_question(s) and not _REMEMBER.match(s)]
