@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from memory_plugin import Backend, connect
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.notes import Note
+from tests.conftest import url_for
 from tests.scoped_helpers import ANN, ANN_TEAM, BOB_TEAM, Clock
 
 WRITERS = 100
@@ -112,9 +114,13 @@ async def test_hundred_coroutines_append_notes_to_one_scope(abackend: Backend) -
     _check_positions(notes, await memory.alist_notes(ANN_TEAM))
 
 
-def test_two_app_servers_append_to_one_scope(backend_url: str) -> None:
-    if backend_url.startswith("memory"):
-        pytest.skip("an in-memory store lives in one process")
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_two_app_servers_append_to_one_scope(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Two connections to one database, as two app servers have (a memory store is one
+    process's alone, so it has no such case)."""
+    backend_url = url_for(kind, request, tmp_path)
     with connect(backend_url) as first, connect(backend_url) as second:
         memories = [ScopedMemory(b.store, clock=Clock()) for b in (first, second)]
         results = _all_at_once(WRITERS, lambda n: memories[n % 2].remember(ANN_TEAM, f"fact {n}"))
