@@ -119,6 +119,17 @@ def _summary_lines(system: str) -> list[str]:
     return lines
 
 
+def _last_said(system: str) -> str:
+    """What the user said last according to the summary (compaction can summarize the
+    current turn's own message away between two tool steps)."""
+    said_lines = [
+        line.partition(": ")[2]
+        for line in said(system, "conversation_summary").splitlines()
+        if line.startswith("- The user said: ")
+    ]
+    return said_lines[-1] if said_lines else ""
+
+
 class _Turn:
     """One agent step: what the user said last and what happened since."""
 
@@ -130,9 +141,10 @@ class _Turn:
         human = max(
             (i for i, m in enumerate(self.messages) if isinstance(m, HumanMessage)), default=-1
         )
-        self.user = _text(self.messages[human]) if human >= 0 else ""
-        self.before = self.messages[1 if self.system else 0 : max(human, 0)]
-        after = self.messages[human + 1 :] if human >= 0 else []
+        start = 1 if self.system else 0
+        self.user = _text(self.messages[human]) if human >= 0 else _last_said(self.system)
+        self.before = self.messages[start : max(human, start)]
+        after = self.messages[human + 1 :] if human >= 0 else self.messages[start:]
         self.called = {c["name"] for m in after if isinstance(m, AIMessage) for c in m.tool_calls}
         self.results = [m for m in after if isinstance(m, ToolMessage)]
 

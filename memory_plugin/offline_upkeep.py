@@ -11,12 +11,14 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from memory_plugin.errors import MemoryWriteError
 from memory_plugin.offline_text import sentence_case, sentences, shortened
 from memory_plugin.profile.budget import body
 from memory_plugin.profile.document import RECENT, SECTIONS, Profile, repair
 from memory_plugin.profile.guard import takes_back
 from memory_plugin.profile.prompts import CONDENSE_SYSTEM, NOOP
 from memory_plugin.profile.prompts import CONSOLIDATE_SYSTEM as PROFILE_SYSTEM
+from memory_plugin.safety import screen
 from memory_plugin.scoped.prompts import COMPRESS_SYSTEM
 from memory_plugin.scoped.prompts import CONSOLIDATE_SYSTEM as FOLD_SYSTEM
 from memory_plugin.text import tokens
@@ -46,17 +48,16 @@ _PROFILE_FACTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "Work Context",
         "Working on {0}.",
     ),
-    (
-        re.compile(r"\bI (use|speak|know|code in|program in) ([^.!?]+)", re.I),
-        "Skills & Expertise",
-        "{0} {1}.",
-    ),
+    (re.compile(r"\bI use ([^.!?]+)", re.I), "Skills & Expertise", "Uses {0}."),
+    (re.compile(r"\bI speak ([^.!?]+)", re.I), "Skills & Expertise", "Speaks {0}."),
+    (re.compile(r"\bI (?:code|program) in ([^.!?]+)", re.I), "Skills & Expertise", "Codes in {0}."),
     (
         re.compile(r"\bremind me (?:to |about )?([^.!?]+)", re.I),
         "Open Questions / Follow-ups",
         "Asked to be reminded: {0}.",
     ),
 )
+_AND = re.compile(r",?\s+and\s+(?=(?:I|my)\b)|;\s*", re.I)
 _MY = re.compile(r"\bmy ([\w -]{1,40}?) (is|are|was|were) ([^.!?]+)", re.I)
 
 
@@ -76,10 +77,9 @@ def _now(prompt: str) -> datetime:
 def _facts_about_user(user: str) -> list[tuple[str, str]]:
     """(section, bullet) for each thing the user said about themselves."""
     found: list[tuple[str, str]] = []
-    for sentence in sentences(user):
-        if sentence.endswith("?"):
-            continue
-        clause = sentence.rstrip(".! ")
+    clauses = [c for s in sentences(user) if not s.endswith("?") for c in _AND.split(s)]
+    for clause in clauses:
+        clause = clause.rstrip(".! ")
         for pattern, section, template in _PROFILE_FACTS:
             match = pattern.search(clause)
             if match:
@@ -204,6 +204,17 @@ def _clean(text: str) -> str:
     return shortened(text.replace("<", "(").replace(">", ")"), LINE_CHARS)
 
 
+def _screened(line: str | None) -> str | None:
+    """The line, or a neutral stand-in when it reads like an instruction to the model."""
+    if line is None:
+        return None
+    try:
+        screen(line, "the summary line")
+    except MemoryWriteError:
+        return "- A message that read like an instruction to the model was left out."
+    return line
+
+
 def _summary_line(line: str) -> str | None:
     if line.startswith("User: "):
         text = line[6:]
@@ -228,7 +239,7 @@ def summarize(prompt: str) -> str:
     old = [] if previous.startswith("(none") else previous.splitlines()
     new = [
         line
-        for line in map(_summary_line, said(prompt, "messages").splitlines())
+        for line in (_screened(_summary_line(m)) for m in said(prompt, "messages").splitlines())
         if line is not None
     ]
     keep = max(SUMMARY_LINES - len(new), len(old) - len(old) // 3, 0)
