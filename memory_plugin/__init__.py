@@ -18,6 +18,7 @@ from memory_plugin.errors import (
 from memory_plugin.events import MemoryEvent
 from memory_plugin.graph import create_memory_graph
 from memory_plugin.middleware import MemoryMiddleware
+from memory_plugin.offline import OfflineModel
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scope import (
     Scope,
@@ -57,6 +58,7 @@ __all__ = [
     "MemorySettings",
     "MemoryState",
     "MemoryWriteError",
+    "OfflineModel",
     "ProfileMemory",
     "Scope",
     "ScopeError",

@@ -231,8 +231,8 @@ async def test_async_twin(abackend: Backend) -> None:
     assert (await settings.aget(CTX)).values.recent_notes_max_chars == 4_000
 
 
-def test_readme_settings_table_lists_every_setting() -> None:
+def test_docs_settings_table_lists_every_setting() -> None:
     from memory_plugin.settings.table import settings_table
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    assert settings_table() in readme
+    page = (Path(__file__).parent.parent / "docs" / "settings.md").read_text()
+    assert settings_table() in page

@@ -1,4 +1,4 @@
-"""The settings table for README.md: `python -m memory_plugin.settings.table` prints it."""
+"""The settings table for docs/settings.md: `python -m memory_plugin.settings.table` prints it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,110 @@
+"""Every code block in README.md and docs/*.md runs as pasted.
+
+The rule, block by block (like langmem's docstring-example test, for Markdown):
+
+- ```python blocks run whole, each in its own subprocess with this venv's python, in an empty
+  temporary working directory, with no `MEMORY_*` or `OPENAI_*` variables set, under a
+  timeout; they must exit 0. A python block followed directly by a ```text block promises
+  that output: every non-empty line of the text block must appear in what the snippet
+  printed. Snippets use `memory_plugin.OfflineModel()`, so no key and no network is needed.
+- ```bash blocks run the same way with `bash -e`, this venv's `bin/` first on PATH, unless a
+  line installs packages (`pip install`) or starts a server (`langgraph dev`): those need
+  the network or a port, and are the only bash blocks not run.
+- Every other fence (```text, ```console, ```json, ...) is output or an illustration and is
+  not run; commands that cannot run here (a crontab line, a client of a running LangGraph
+  Server) are written that way, with a note in the text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
+NOT_RUN = ("pip install", "langgraph dev")
+TIMEOUT = 180
+
+
+@dataclass
+class Block:
+    page: str
+    line: int
+    lang: str
+    code: str
+    expected: list[str]
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}:{self.lang}"
+
+
+def blocks() -> list[Block]:
+    """Every fenced block of README.md and docs/, with the output the one after it promises."""
+    found: list[Block] = []
+    for page in PAGES:
+        text = page.read_text()
+        fences = list(FENCE.finditer(text))
+        for n, fence in enumerate(fences):
+            lang, code = fence.group(1), fence.group(2)
+            nxt = fences[n + 1] if n + 1 < len(fences) else None
+            expected: list[str] = []
+            if nxt and nxt.group(1) == "text" and not text[fence.end() : nxt.start()].strip():
+                expected = [line.strip() for line in nxt.group(2).splitlines() if line.strip()]
+            line = text.count("\n", 0, fence.start()) + 1
+            found.append(Block(str(page.relative_to(ROOT)), line, lang, code, expected))
+    return found
+
+
+def runnable() -> list[Block]:
+    return [
+        b
+        for b in blocks()
+        if b.lang == "python" or (b.lang == "bash" and not any(s in b.code for s in NOT_RUN))
+    ]
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "OPENAI_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+@pytest.mark.parametrize("block", runnable(), ids=str)
+def test_code_block_runs_as_pasted(block: Block, tmp_path: Path) -> None:
+    command = [sys.executable, "-"] if block.lang == "python" else ["bash", "-e", "-s"]
+    done = subprocess.run(
+        command,
+        input=block.code,
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, f"{block} failed:\n{done.stdout}\n{done.stderr}"
+    for line in block.expected:
+        assert line in done.stdout, f"{block} did not print {line!r}:\n{done.stdout}"
+
+
+def test_every_page_is_checked() -> None:
+    pages = {b.page for b in runnable()}
+    assert "README.md" in pages
+    assert len(pages) >= 5
+    assert all(b.lang in {"python", "bash", "text", "console", "json"} for b in blocks())
+
+
+def test_readme_stays_short() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 160
+
+
+def test_docs_links_resolve() -> None:
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)#:]+\.md)(?:#[^)]*)?\)", page.read_text()):
+            assert (page.parent / target).is_file(), f"{page.name} links to missing {target}"
