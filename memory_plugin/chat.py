@@ -1,8 +1,10 @@
 """The example chatbot: a terminal chat on the embedded default (SQLite under ./.memory).
 
-`memory-plugin chat` (or `python examples/chatbot.py`). The model comes from $MEMORY_MODEL
-(`openai:gpt-4o-mini`, with OPENAI_BASE_URL for any OpenAI-compatible server). With none it
-says so and plays a scripted offline demo through the very same graph.
+`memory-plugin chat` (or `python examples/chatbot.py`). The model comes from --model or
+$MEMORY_MODEL (`openai:gpt-4o-mini`, with OPENAI_BASE_URL for any OpenAI-compatible server);
+with none it says so and chats on the built-in offline model. A turn that fails (the model
+unreachable, a timeout, a rate limit) prints one line and is taken back, so the thread is as
+it was before it. `memory-plugin demo` plays a scripted tour through the very same graph.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import sys
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, TextIO, cast
+from urllib.parse import quote
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
+from langgraph.types import StateSnapshot
 
 from memory_plugin.backends import Backend, connect
 from memory_plugin.context import MemoryContext
@@ -30,7 +34,8 @@ from memory_plugin.profile.budget import body
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.settings import LayeredSettings
-from memory_plugin.thread.journal import entries_plan
+from memory_plugin.thread.journal import entries_plan, take_back_plan
+from memory_plugin.thread.journaling import SEQ
 from memory_plugin.thread.masking import is_masked
 from memory_plugin.thread.nodes import summarize_now
 
@@ -43,6 +48,13 @@ HELP = (
     "/help    this help"
 )
 SUMMARIZE_HELP = "\n/summarize  compact the thread now"
+PROBLEMS = {
+    "APIConnectionError": "the model could not be reached",
+    "APITimeoutError": "the model timed out",
+    "TimeoutError": "the model timed out",
+    "RateLimitError": "the model's rate limit was hit",
+    "AuthenticationError": "the model refused the API key",
+}
 
 
 @tool
@@ -77,7 +89,35 @@ class Chat:
         return dict(self.graph.get_state(self.config).values)
 
     def send(self, text: str) -> None:
-        """One turn: stream memory events, print the answer."""
+        """One turn: stream memory events, print the answer. A turn that fails prints one
+        line and is taken back, so the thread is as it was before it."""
+        before = self.graph.get_state(self.config)
+        try:
+            self._stream(text)
+        except Exception as exc:
+            logger.debug("the turn failed", exc_info=True)
+            kept = self._take_back(before)
+            again = "the turn was taken back, try again" if kept else "it may be half-kept"
+            self.say(f"  ! {problem(exc)}; {again}.")
+
+    def _take_back(self, before: StateSnapshot) -> bool:
+        """Return the thread (checkpoints and journal) to its state before a failed turn;
+        whether that worked."""
+        thread = str(self.config["configurable"]["thread_id"])
+        failed = self.state().get("memory_context") or {}
+        seq = int((before.values.get("memory_context") or {}).get(SEQ, 0))
+        try:
+            if before.config["configurable"].get("checkpoint_id"):
+                self.graph.update_state(before.config, None, as_node="__copy__")
+            else:
+                self.backend.checkpointer.delete_thread(thread)
+            run(self.backend.store, take_back_plan(thread, seq, int(failed.get(SEQ, seq))))
+        except Exception:
+            logger.warning("the failed turn of thread %s could not be taken back", thread)
+            return False
+        return True
+
+    def _stream(self, text: str) -> None:
         stream = self.graph.stream(
             {"messages": [HumanMessage(text)]},
             self.config,
@@ -138,6 +178,14 @@ class Chat:
         name, _, arg = line.partition(" ")
         if name == "/quit":
             return False
+        try:
+            self._command(name, arg.strip())
+        except Exception as exc:
+            logger.debug("%s failed", name, exc_info=True)
+            self.say(f"  ! {problem(exc, f'{name} failed')}")
+        return True
+
+    def _command(self, name: str, arg: str) -> None:
         if name == "/help":
             self.say(HELP + (SUMMARIZE_HELP if self.manual_compaction() else ""))
         elif name == "/notes":
@@ -148,8 +196,12 @@ class Chat:
             )
         elif name == "/forget":
             notes = self.notes.list_notes(self.ctx)
-            if not arg.strip().isdigit() or not 1 <= int(arg) <= len(notes):
-                self.say(f"usage: /forget N, with N from /notes (1-{len(notes)})")
+            if not notes:
+                self.say("There are no notes to forget yet.")
+            elif not arg.isdigit() or not 1 <= int(arg) <= len(notes):
+                self.say(
+                    f"There is no note {arg or 'N'}: /forget N, with N from /notes (1-{len(notes)})"
+                )
             else:
                 self.notes.delete_note(self.ctx, notes[int(arg) - 1].key)
                 self.say(f"forgot note {arg}")
@@ -164,7 +216,6 @@ class Chat:
             self.summarize()
         else:
             self.say(f"unknown command {name}; /help lists them")
-        return True
 
     def manual_compaction(self) -> bool:
         """Whether the deployment offers Summarize now."""
@@ -177,6 +228,24 @@ class Chat:
             return
         report = summarize_now(self.graph, self.config, context=self.ctx)
         self.say(report["message"])
+
+
+def thread_id(ctx: MemoryContext, thread: str) -> str:
+    """The checkpointer's id for a chat thread: a private thread is the user's own in the
+    workspace, a shared one the workspace's, so one name never opens another's thread."""
+    if ctx.thread_visibility == "shared":
+        owner = ["team", ctx.workspace_id or ""]
+    else:
+        owner = ["user", ctx.workspace_id or "", ctx.user_id or ""]
+    return ":".join(quote(part, safe="") for part in [*owner, thread])
+
+
+def problem(exc: BaseException, what: str = "the turn failed") -> str:
+    """A failure in one line: what went wrong, then the error's type and first line."""
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    what = next((PROBLEMS[n] for n in names if n in PROBLEMS), what)
+    detail = (str(exc).strip().splitlines() or [""])[0][:160]
+    return f"{what} ({type(exc).__name__}{': ' + detail if detail else ''})"
 
 
 def _divider_positions(
@@ -257,39 +326,41 @@ def run_demo(url: str | None, out: TextIO) -> None:
         chat.command("/profile")
         print("\n=== session 3 reopened: where the conversation was compacted ===", file=out)
         chat.show_history()
-    print("\nDemo done. Set MEMORY_MODEL (e.g. openai:gpt-4o-mini) to chat for real.", file=out)
+    print(
+        "\nDemo done. `memory-plugin chat` chats on the offline model; set MEMORY_MODEL "
+        "(e.g. openai:gpt-4o-mini) to chat with a real one.",
+        file=out,
+    )
 
 
-def main(
-    argv: Sequence[str] | None = None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout
-) -> int:
-    """Run the chatbot (or, with no model configured, the demo)."""
-    parser = argparse.ArgumentParser(prog="memory-plugin chat", description=__doc__)
-    parser.add_argument("--user", default=os.environ.get("USER") or "me")
-    parser.add_argument("--workspace", default="personal")
-    parser.add_argument("--shared", action="store_true", help="a shared (team) thread")
-    parser.add_argument("--thread", default="main")
-    parser.add_argument("--url", help="backend URL (default ./.memory/memory.db)")
-    args = parser.parse_args(argv)
-    if not os.environ.get(MODEL_ENV):
-        print(f"No model configured ({MODEL_ENV} is unset): running the offline demo.", file=out)
-        run_demo(args.url, out)
-        return 0
+def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
+    """The interactive chat for the parsed options of `memory-plugin chat`."""
     ctx = MemoryContext(
         user_id=args.user,
         workspace_id=args.workspace,
         thread_visibility="shared" if args.shared else "private",
     )
+    if args.model or os.environ.get(MODEL_ENV):
+        model = resolve_model(args.model)
+    else:
+        from memory_plugin.offline import OfflineModel
+
+        model = OfflineModel()
+        print(
+            f"No model configured (--model or ${MODEL_ENV}): chatting with the built-in offline "
+            "model, a rule-based stand-in, not an LLM.",
+            file=out,
+        )
     with connect(args.url) as backend:
-        chat = Chat(backend, resolve_model(), ctx, args.thread, out)
-        chat.show_history()
-        chat.say("Type a message, or /help.")
+        session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out)
+        session.show_history()
+        session.say("Type a message, or /help.")
         for line in _lines(stdin, out):
             if line.startswith("/"):
-                if not chat.command(line):
+                if not session.command(line):
                     break
             elif line:
-                chat.send(line)
+                session.send(line)
     return 0
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from memory_plugin.errors import MemoryPluginError
@@ -16,11 +17,17 @@ if TYPE_CHECKING:
     from memory_plugin.scoped.documents import Document
 
 
-def chat_main(argv: Sequence[str]) -> int:
-    """The chatbot, with its own options (--user, --workspace, --shared, --thread, --url)."""
-    from memory_plugin.chat import main
+def _chat(args: argparse.Namespace) -> int:
+    from memory_plugin.chat import chat
 
-    return main(argv)
+    return chat(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from memory_plugin.chat import run_demo
+
+    run_demo(args.url, sys.stdout)
+    return 0
 
 
 def _consolidate(args: argparse.Namespace) -> int:
@@ -105,9 +112,28 @@ def _scope_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _chat_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--user", default=os.environ.get("USER") or "me", help="who is chatting (default: $USER)"
+    )
+    parser.add_argument("--workspace", default="personal", help="the workspace (default: personal)")
+    parser.add_argument(
+        "--shared", action="store_true", help="a shared (team) thread of the workspace"
+    )
+    parser.add_argument(
+        "--thread", default="main", help="the thread to open or resume (default: main)"
+    )
+    parser.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
+    parser.add_argument(
+        "--model",
+        help="chat model, e.g. openai:gpt-4o-mini (default: $MEMORY_MODEL, else the offline model)",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="memory-plugin", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     consolidate = commands.add_parser(
         "consolidate", help="fold notes older than the minimum age into each scope's document"
@@ -131,15 +157,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--model", help="chat model to compress an over-long version (default: $MEMORY_MODEL)"
     )
     restore.set_defaults(run=_restore)
-    chat = commands.add_parser("chat", help="the example chatbot (an offline demo without a model)")
-    chat.add_argument("chat_args", nargs=argparse.REMAINDER)
-    chat.set_defaults(run=lambda args: chat_main(args.chat_args))
+    chat = commands.add_parser(
+        "chat",
+        help="chat with memory (on the built-in offline model when no model is configured)",
+        description="Chat in the terminal with durable memory; /help lists the commands.",
+    )
+    _chat_options(chat)
+    chat.set_defaults(run=_chat)
+    demo = commands.add_parser(
+        "demo", help="a scripted tour of every memory kind, offline (user demo-ann)"
+    )
+    demo.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
+    demo.set_defaults(run=_demo)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
     except MemoryPluginError as exc:
         print(f"memory-plugin: {exc}", file=sys.stderr)
         return 2
+
+
+def _version() -> str:
+    try:
+        return version("memory-plugin")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

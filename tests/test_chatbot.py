@@ -1,4 +1,5 @@
-"""The example chatbot: the offline demo, the interactive loop and its slash commands."""
+"""The example chatbot (examples/chatbot.py): the interactive loop, its slash commands and a
+resumed thread; the console script itself is tested in test_cli.py."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).parent.parent
 MANUAL = {"compaction_manual": "true"}
 COMMANDS = [
     "/help",
-    "Hi, my name is Ann.",
+    "Hi, my name is Ann. Remember that I prefer short answers.",
     "/notes",
     "/profile",
     "/memory",
@@ -28,11 +29,9 @@ COMMANDS = [
 
 
 def chatbot(
-    cwd: Path, *args: str, stdin: str = "", model: str | None = None, **settings: str
+    cwd: Path, *args: str, stdin: str = "", **settings: str
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    if model:
-        env["MEMORY_MODEL"] = model
     env |= {f"MEMORY_{name.upper()}": value for name, value in settings.items()}
     return subprocess.run(
         [sys.executable, str(ROOT / "examples" / "chatbot.py"), *args],
@@ -45,69 +44,29 @@ def chatbot(
     )
 
 
-def test_offline_demo_shows_every_memory_kind(tmp_path: Path) -> None:
-    done = chatbot(tmp_path)
-    out = done.stdout
-    assert done.returncode == 0, done.stderr
-    assert (
-        out.splitlines()[0]
-        == "No model configured (MEMORY_MODEL is unset): running the offline demo."
-    )
-    assert "DEMO (offline, scripted stand-in model, not an LLM)" in out
-    assert (
-        "profile updated" in out and "- Name is Ann." in out and "- Prefers short answers." in out
-    )
-    assert "scoped note stored" in out and "scoped recalled hits=1" in out
-    assert "From memory: the release freeze starts on Friday." in out
-    assert "context masked" in out and "context compacted" in out
-    assert "──── Earlier messages were summarized to free up context" in out
-    assert (tmp_path / ".memory" / "memory.db").is_file()
-
-
 def test_interactive_chat_commands_and_a_resumed_thread(tmp_path: Path) -> None:
-    model = "memory_plugin.demo:studio_model"
-    first = chatbot(
-        tmp_path,
-        "--user",
-        "ann",
-        stdin="\n".join(COMMANDS),
-        model=model,
-    )
+    first = chatbot(tmp_path, "--user", "ann", stdin="\n".join(COMMANDS))
     out = first.stdout
     assert first.returncode == 0, first.stderr
-    assert "assistant> Noted, I'll keep it short." in out
-    assert "1. - [" in out and "Prefers short answers" in out
+    assert "assistant> Noted: your name is Ann. You prefer short answers." in out
+    assert "1. - [" in out and "2. - [" in out and "prefers short answers" in out
     assert "## Identity\n- Name is Ann." in out
     assert "<recent_memory_notes>" in out
     assert "Summarize now is off (set MEMORY_COMPACTION_MANUAL=true to enable it)." in out
-    assert "forgot note 1" in out and "(no notes)" in out
+    assert "forgot note 1\nyou> 1. - [" in out and "prefers short answers" in out.split("forgot")[1]
     assert "unknown command /nope" in out
     assert "/forget N" in out and "/summarize  compact" not in out
-    again = chatbot(tmp_path, "--user", "ann", stdin="/quit\n", model=model)
-    assert "you> Hi, my name is Ann." in again.stdout
-    assert "assistant> Noted, I'll keep it short." in again.stdout
-    other = chatbot(tmp_path, "--user", "bob", stdin="/profile\n/quit\n", model=model)
-    assert "(no profile yet)" in other.stdout
-
-
-def test_memory_plugin_chat_command_runs_the_demo(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "memory_plugin.cli", "chat"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "Demo done." in done.stdout
+    again = chatbot(tmp_path, "--user", "ann", stdin="/quit\n")
+    assert "you> Hi, my name is Ann. Remember that I prefer short answers." in again.stdout
+    assert "assistant> Noted: your name is Ann. You prefer short answers." in again.stdout
+    other = chatbot(tmp_path, "--user", "bob", stdin="/profile\n/notes\n/quit\n")
+    assert "(no profile yet)" in other.stdout and "(no notes)" in other.stdout
+    assert "Ann" not in other.stdout
 
 
 def test_summarize_is_offered_when_enabled(tmp_path: Path) -> None:
-    env_model = "memory_plugin.demo:studio_model"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    env |= {"MEMORY_MODEL": env_model, "MEMORY_COMPACTION_MANUAL": "true"}
+    env |= {"MEMORY_COMPACTION_MANUAL": "true"}
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "chatbot.py"), "--user", "ann"],
         cwd=tmp_path,
@@ -130,11 +89,10 @@ def test_a_reloaded_thread_shows_every_divider_and_the_turns_before_them(tmp_pat
         "Invite the whole team.",
     ]
     commands = [*said[:2], "/summarize", *said[2:], "/summarize", "/quit"]
-    model = "memory_plugin.demo:studio_model"
-    first = chatbot(tmp_path, "--user", "ann", stdin="\n".join(commands), model=model, **MANUAL)
+    first = chatbot(tmp_path, "--user", "ann", stdin="\n".join(commands), **MANUAL)
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("Context summarized on request") == 2
-    again = chatbot(tmp_path, "--user", "ann", stdin="/quit\n", model=model)
+    again = chatbot(tmp_path, "--user", "ann", stdin="/quit\n")
     assert again.returncode == 0, again.stderr
     history = again.stdout.split("Type a message, or /help.")[0].splitlines()
     divider = re.compile(r"──── Context summarized on request \(~[\d,]+ → ~[\d,]+ tokens\) ────")
@@ -151,7 +109,7 @@ def test_a_reloaded_thread_shows_every_divider_and_the_turns_before_them(tmp_pat
         "(divider)",
         f"you> {said[3]}",
     ]
-    assert history[1] == "assistant> Noted, I'll keep it short."
+    assert history[0].startswith("No model configured") and history[2].startswith("assistant> ")
 
 
 def test_a_divider_whose_message_is_unknown_goes_before_the_next_later_message() -> None:

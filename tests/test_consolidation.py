@@ -255,7 +255,9 @@ def test_cli_consolidates(kind: str, request: pytest.FixtureRequest, tmp_path: P
         doc = memory.read_document(ANN)
         assert doc is not None and "- Moved to Zurich" in doc.text
     again = _cli("--url", url, env_extra={"MEMORY_MODEL": "tests.fakes:merging_model"})
-    assert again.returncode == 0 and again.stdout.strip() == "Folded 0 notes into 0 of 0 scopes."
+    assert again.returncode == 0 and again.stdout.strip() == (
+        "Folded 0 notes into 0 of 0 scopes; no notes are waiting to be folded."
+    )
 
 
 def test_cli_without_a_model_fails_before_touching_anything(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ class ScopeResult:
     folded: int = 0
     recovered: int = 0
     waiting: int = 0
+    too_new: int = 0
     document_version: int | None = None
     error: str | None = None
 
@@ -64,6 +65,7 @@ class ConsolidationReport:
 
     scopes: list[ScopeResult] = field(default_factory=list)
     scopes_waiting: int = 0
+    too_new: dict[int, int] = field(default_factory=dict)
 
     @property
     def folded(self) -> int:
@@ -85,11 +87,19 @@ class ConsolidationReport:
             text += f"; {len(self.failed)} failed and will be retried ({reasons})"
         if waiting or self.scopes_waiting:
             text += f"; {waiting} notes and {self.scopes_waiting} scopes wait for the next run"
+        for days, notes in sorted(self.too_new.items()):
+            are = "note is" if notes == 1 else "notes are"
+            text += f"; {notes} {are} newer than {days} day{'' if days == 1 else 's'}"
+        if not (self.folded or self.failed or waiting or self.scopes_waiting or self.too_new):
+            text += "; no notes are waiting to be folded"
         return text + "."
 
 
-def _pending(notes: list[Note], folded: set[str], cutoff: str) -> list[Note]:
-    return [n for n in notes if not n.consolidated and n.key not in folded and n.day <= cutoff]
+def _pending(notes: list[Note], folded: set[str], cutoff: str) -> tuple[list[Note], int]:
+    """The unfolded notes old enough to fold, and how many unfolded ones are too new."""
+    unfolded = [n for n in notes if not n.consolidated and n.key not in folded]
+    old = [n for n in unfolded if n.day <= cutoff]
+    return old, len(unfolded) - len(old)
 
 
 def _batch(notes: list[Note], settings: MemorySettings) -> list[Note]:
@@ -132,11 +142,11 @@ def scope_plan(
     recovered = 0
     if unmarked_folded and document:
         recovered = yield from mark_plan(scope, unmarked_folded, document.version, now)
-    pending = _pending(notes, folded, _cutoff(now, settings))
+    pending, too_new = _pending(notes, folded, _cutoff(now, settings))
     batch = _batch(pending, settings)
     if not batch:
         status: Status = "recovered" if recovered else "nothing"
-        return ScopeResult(scope.namespace, status, recovered=recovered)
+        return ScopeResult(scope.namespace, status, recovered=recovered, too_new=too_new)
     current = document.text if document else ""
     messages = consolidation_messages(current, batch, settings.document_soft_limit_chars)
     reply = yield ModelCall(model, messages, timeout=settings.consolidation_timeout_seconds)
@@ -159,6 +169,7 @@ def scope_plan(
         folded=len(batch),
         recovered=recovered,
         waiting=len(pending) - len(batch),
+        too_new=too_new,
         document_version=version,
     )
 
@@ -244,6 +255,9 @@ def consolidation_plan(
             if not effective.values.scoped_memory:
                 continue
             result = yield from scope_plan(scope, effective.values, model, now)
+            if result.too_new:
+                days = effective.values.consolidation_min_age_days
+                report.too_new[days] = report.too_new.get(days, 0) + result.too_new
         except Exception as exc:
             result = _failed(scope, exc)
         if result.status == "nothing":

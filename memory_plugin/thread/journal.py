@@ -159,6 +159,24 @@ def append_plan(
     return start_seq + len(entries)
 
 
+def take_back_plan(thread_id: str, seq: int, next_seq: int) -> Plan[int]:
+    """Delete entries seq .. next_seq - 1 (a turn taken back) with their tool-call links;
+    how many were deleted."""
+    entries = yield from tail_plan(thread_id, next_seq, next_seq - seq)
+    base = thread_namespace(thread_id)
+    ops: list[Op] = []
+    for entry in entries:
+        ops.append(PutOp((*base, JOURNAL), entry_key(entry.seq), None))
+        for call in entry.tool_calls:
+            if call["id"]:
+                ops.append(PutOp((*base, TOOL_CALLS), _link_key(call["id"], CALL), None))
+        if entry.tool_call_id:
+            ops.append(PutOp((*base, TOOL_CALLS), _link_key(entry.tool_call_id, RESULT), None))
+    if ops:
+        yield ops
+    return len(entries)
+
+
 def tail_plan(thread_id: str, next_seq: int, n: int) -> Plan[list[JournalEntry]]:
     """The last n entries before next_seq, oldest first."""
     seqs = range(max(0, next_seq - n), next_seq)

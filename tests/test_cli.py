@@ -1,0 +1,239 @@
+"""The `memory-plugin` console script as a user runs it: --version, chat (its options, the
+offline model, one-line errors that take the turn back), demo, consolidate, history and
+restore."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from memory_plugin import MemoryContext, connect
+from memory_plugin.chat import thread_id
+from memory_plugin.plans import run
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.thread.journal import entries_plan
+
+ROOT = Path(__file__).parent.parent
+SCRIPT = Path(sys.executable).parent / "memory-plugin"
+FLAKY = "tests.chat_models:flaky_model"
+ANN = MemoryContext(user_id="ann", workspace_id="personal")
+
+
+def cli(
+    cwd: Path, *args: str, stdin: str = "", model: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script in cwd, with no MEMORY_* setting but `model`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    env["PYTHONPATH"] = str(ROOT)
+    if model:
+        env["MEMORY_MODEL"] = model
+    return subprocess.run(
+        [str(SCRIPT), *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def said(out: str) -> list[str]:
+    """The assistant's answers and the one-line errors, in order."""
+    lines = [line.removeprefix("you> ").strip() for line in out.splitlines()]
+    return [line for line in lines if line.startswith(("assistant> ", "! "))]
+
+
+def test_version(tmp_path: Path) -> None:
+    done = cli(tmp_path, "--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"memory-plugin {version('memory-plugin')}"
+
+
+def test_chat_help_lists_its_options(tmp_path: Path) -> None:
+    done = cli(tmp_path, "chat", "--help")
+    assert done.returncode == 0, done.stderr
+    for option in ("--user", "--workspace", "--shared", "--thread", "--url", "--model"):
+        assert option in done.stdout
+    assert not (tmp_path / ".memory").exists()
+
+
+def test_chat_takes_its_options_itself(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'team.db'}"
+    args = ("chat", "--user", "ann", "--workspace", "acme", "--shared", "--thread", "t1")
+    done = cli(tmp_path, *args, "--url", url, "--model", FLAKY, stdin="hello\n/quit\n")
+    assert done.returncode == 0, done.stderr
+    assert said(done.stdout) == ["assistant> echo: hello (1 of your messages in view)"]
+    assert (tmp_path / "team.db").is_file() and not (tmp_path / ".memory").exists()
+    with connect(url) as backend:
+        team = MemoryContext(user_id="ann", workspace_id="acme", thread_visibility="shared")
+        (first, answer) = run(backend.store, entries_plan(thread_id(team, "t1")))
+    assert first.text == "hello" and answer.text.startswith("echo: hello")
+    bad = cli(tmp_path, "chat", "--model", "tests.chat_models:nothing_here", stdin="hi\n")
+    assert bad.returncode == 2 and "cannot load model" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_demo_plays_the_scripted_tour(tmp_path: Path) -> None:
+    done = cli(tmp_path, "demo")
+    out = done.stdout
+    assert done.returncode == 0, done.stderr
+    assert out.splitlines()[0] == "DEMO (offline, scripted stand-in model, not an LLM)"
+    assert (
+        "profile updated" in out and "- Name is Ann." in out and "- Prefers short answers." in out
+    )
+    assert "scoped note stored" in out and "scoped recalled hits=1" in out
+    assert "From memory: the release freeze starts on Friday." in out
+    assert "context masked" in out and "context compacted" in out
+    assert "──── Earlier messages were summarized to free up context" in out
+    assert "Demo done." in out
+    assert (tmp_path / ".memory" / "memory.db").is_file()
+
+
+def test_a_failed_turn_is_one_line_and_taken_back(backend_url: str, tmp_path: Path) -> None:
+    lines = [
+        "fail with connection",
+        "hello",
+        "fail with connection",
+        "fail with timeout",
+        "fail with rate limit",
+        "fail with anything else",
+        "note then fail",
+        "again",
+        "/quit",
+    ]
+    args = ("chat", "--user", "ann", "--url", backend_url, "--model", FLAKY)
+    done = cli(tmp_path, *args, stdin="\n".join(lines))
+    assert done.returncode == 0, done.stderr
+    taken_back = "; the turn was taken back, try again."
+    assert said(done.stdout) == [
+        f"! the model could not be reached (APIConnectionError: Connection error.){taken_back}",
+        "assistant> echo: hello (1 of your messages in view)",
+        f"! the model could not be reached (APIConnectionError: Connection error.){taken_back}",
+        f"! the model timed out (APITimeoutError: Request timed out.){taken_back}",
+        "! the model's rate limit was hit "
+        f"(RateLimitError: Rate limit reached for gpt-4o-mini){taken_back}",
+        f"! the turn failed (ValueError: unexpected anything else){taken_back}",
+        f"! the model could not be reached (APIConnectionError: Connection error.){taken_back}",
+        "assistant> echo: again (2 of your messages in view)",
+    ]
+    assert "Traceback" not in done.stdout + done.stderr
+    if backend_url == "memory://":
+        return
+    with connect(backend_url) as backend:
+        journal = run(backend.store, entries_plan(thread_id(ANN, "main")))
+        assert [entry.text for entry in journal if entry.role == "human"] == ["hello", "again"]
+        assert not any(entry.tool_calls for entry in journal)
+    again = cli(tmp_path, *args, stdin="/quit\n")
+    replayed = [line for line in again.stdout.splitlines() if line.startswith("you> ")]
+    assert replayed[:2] == ["you> hello", "you> again"]
+
+
+def test_forget_explains_what_there_is_to_forget(tmp_path: Path) -> None:
+    lines = ["/forget 99", "note then fail", "/forget 99", "/forget x", "/forget 1", "/notes"]
+    done = cli(tmp_path, "chat", "--model", FLAKY, stdin="\n".join(lines))
+    out = done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "There are no notes to forget yet." in out
+    assert "There is no note 99: /forget N, with N from /notes (1-1)" in out
+    assert "There is no note x: /forget N, with N from /notes (1-1)" in out
+    assert "forgot note 1" in out and "(no notes)" in out
+
+
+def test_the_offline_chat_recalls_a_fact_in_the_next_session(tmp_path: Path) -> None:
+    first = cli(
+        tmp_path,
+        "chat",
+        "--user",
+        "ann",
+        stdin="remember that my dog is called Rex\n/notes\n/quit\n",
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[0].startswith("No model configured (--model or $MEMORY_MODEL)")
+    assert "offline model" in first.stdout.splitlines()[0]
+    assert "scoped note stored" in first.stdout and "Rex" in first.stdout
+    second = cli(
+        tmp_path,
+        "chat",
+        "--user",
+        "ann",
+        "--thread",
+        "another-day",
+        stdin="what is my dog called?\n/quit\n",
+    )
+    assert second.returncode == 0, second.stderr
+    (answer,) = [line for line in said(second.stdout) if line.startswith("assistant> ")]
+    assert "Rex" in answer
+    assert "Traceback" not in first.stderr + second.stderr
+    other = cli(tmp_path, "chat", "--user", "bob", stdin="what is my dog called?\n/quit\n")
+    assert other.returncode == 0 and [line for line in said(other.stdout) if "assistant" in line]
+    assert "Rex" not in other.stdout
+
+
+def test_every_slash_command_works_on_the_offline_model(tmp_path: Path) -> None:
+    commands = ["/help", "Hi, my name is Ann.", "/notes", "/profile", "/memory", "/summarize"]
+    done = cli(tmp_path, "chat", "--user", "ann", stdin="\n".join([*commands, "/nope", "/quit"]))
+    out = done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "/forget N" in out and "assistant> " in out
+    assert "(no notes)" in out or "1. - [" in out
+    assert "Summarize now is off" in out and "unknown command /nope" in out
+    assert "! " not in out and "Traceback" not in done.stderr
+
+
+def _seed_notes(url: str, ages: list[int]) -> None:
+    with connect(url) as backend:
+        for days in ages:
+            clock = lambda days=days: datetime.now(UTC) - timedelta(days=days)  # noqa: E731
+            ScopedMemory(backend.store, clock=clock).remember(ANN, f"a fact from {days} days ago")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_consolidate_says_why_nothing_was_folded(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    from tests.conftest import url_for
+
+    url = url_for(kind, request, tmp_path)
+    model = "tests.fakes:merging_model"
+    empty = cli(tmp_path, "consolidate", "--url", url, "--model", model)
+    assert empty.returncode == 0, empty.stderr
+    assert empty.stdout.strip() == (
+        "Folded 0 notes into 0 of 0 scopes; no notes are waiting to be folded."
+    )
+    _seed_notes(url, [0, 1, 2])
+    young = cli(tmp_path, "consolidate", "--url", url, "--model", model)
+    assert young.returncode == 0, young.stderr
+    assert (
+        young.stdout.strip() == "Folded 0 notes into 0 of 0 scopes; 3 notes are newer than 7 days."
+    )
+    _seed_notes(url, [10])
+    mixed = cli(tmp_path, "consolidate", "--url", url, "--model", model)
+    assert (
+        mixed.stdout.strip() == "Folded 1 notes into 1 of 1 scopes; 3 notes are newer than 7 days."
+    )
+
+
+def test_history_and_restore_through_the_console_script(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    scope = ("--url", url, "--user", "ann", "--workspace", "personal")
+    assert cli(tmp_path, "history", *scope).stdout == "No memory document in this scope yet.\n"
+    with connect(url) as backend:
+        memory = ScopedMemory(backend.store)
+        memory.write_document(ANN, "- Likes tea")
+        memory.write_document(ANN, "- Likes coffee")
+    listed = cli(tmp_path, "history", *scope)
+    assert [line.split()[1] for line in listed.stdout.splitlines()] == ["2", "1"]
+    restored = cli(tmp_path, "restore", *scope, "1")
+    assert restored.stdout.strip() == "Restored version 1 as version 3 (11 characters)."
+    with connect(url) as backend:
+        document = ScopedMemory(backend.store).read_document(ANN)
+    assert document is not None and document.text == "- Likes tea"
+    missing = cli(tmp_path, "restore", *scope, "9")
+    assert missing.returncode == 2 and missing.stderr.startswith("memory-plugin: ")
