@@ -100,6 +100,16 @@ def test_every_page_is_checked() -> None:
     assert all(b.lang in {"python", "bash", "text", "console", "json"} for b in blocks())
 
 
+def test_snippets_need_no_key() -> None:
+    for block in blocks():
+        if block.lang != "python":
+            continue
+        code = "\n".join(line.split("#")[0] for line in block.code.splitlines())
+        assert "init_chat_model" not in code and "ChatOpenAI" not in code, block
+        if "OfflineModel()" in code:
+            assert "# for OpenAI:" in block.code, f"{block} does not say how to switch to OpenAI"
+
+
 def test_readme_stays_short() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= 160
 
