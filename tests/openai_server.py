@@ -4,7 +4,9 @@
 `POST /v1/chat/completions` answers with the next scripted reply: text, tool calls, an HTTP
 error (429 rate limit, 500) or a hang; `stream: true` gets the reply as server-sent events,
 tool-call deltas included, the way OpenAI sends them. Every request body is recorded. With the
-script used up, every request gets `fallback` (by default a 500 naming the unscripted request).
+script used up, `fallback(request)` answers (by default a 500 naming the unscripted request).
+A request OpenAI would refuse (a tool message that answers no call, a tool call left without
+its answer, a malformed tool schema) gets OpenAI's 400 instead of a reply.
 The server stops on `close()` (or leaving the `with` block), and by itself after `lifetime`
 seconds.
 """
@@ -12,10 +14,12 @@ seconds.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -110,8 +114,9 @@ class OpenAIServer:
     """The scripted server; `base_url` is what OPENAI_BASE_URL should be."""
 
     lifetime: float = 300.0
-    fallback: Reply | None = None
+    fallback: Callable[[Request], Reply] | None = None
     requests: list[Request] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     _script: deque[Reply] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closing: threading.Event = field(default_factory=threading.Event)
@@ -155,7 +160,7 @@ class OpenAIServer:
             if self._script:
                 return self._script.popleft()
         if self.fallback is not None:
-            return self.fallback
+            return self.fallback(request)
         last = _content(request.messages[-1]) if request.messages else ""
         return failure(500, f"no scripted reply left for a request ending {last[:80]!r}")
 
@@ -190,7 +195,15 @@ def _handler(owner: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             if not self.path.endswith("/chat/completions"):
                 self._json(404, _error(f"unknown path {self.path}", "invalid_request_error"))
                 return
-            reply = owner._next(Request(self.path, body))
+            request = Request(self.path, body)
+            refused = invalid(request)
+            if refused:
+                with owner._lock:
+                    owner.requests.append(request)
+                    owner.refused.append(refused)
+                self._json(400, _error(refused, "invalid_request_error"))
+                return
+            reply = owner._next(request)
             if reply.hang_seconds:
                 owner._closing.wait(reply.hang_seconds)
                 return
@@ -229,6 +242,44 @@ def _handler(owner: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
 
     return Handler
+
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def invalid(request: Request) -> str:
+    """Why OpenAI would refuse this request with a 400, or "" when it would not."""
+    for tool in request.body.get("tools", []):
+        function = tool.get("function") or {}
+        if tool.get("type") != "function" or not TOOL_NAME.match(function.get("name", "")):
+            return f"Invalid 'tools': {json.dumps(tool)[:120]}"
+        if (function.get("parameters") or {"type": "object"}).get("type") != "object":
+            return f"Invalid schema for function '{function['name']}': type must be 'object'."
+    open_calls: list[str] = []
+    for n, message in enumerate(request.messages):
+        role = message.get("role")
+        if open_calls and role != "tool":
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(open_calls)}"
+            )
+        if role == "tool":
+            if message.get("tool_call_id") not in open_calls:
+                return (
+                    f"Invalid parameter: messages[{n}] with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'."
+                )
+            open_calls.remove(message["tool_call_id"])
+        elif role == "assistant":
+            open_calls = [c["id"] for c in message.get("tool_calls") or []]
+            if message.get("content") is None and not open_calls:
+                return f"Invalid value for 'content': messages[{n}] has no content."
+        elif role not in ("system", "developer", "user"):
+            return f"Invalid value: '{role}' in messages[{n}].role"
+    if open_calls:
+        return f"tool_call_ids without response messages: {', '.join(open_calls)}"
+    return ""
 
 
 def _error(message: str, kind: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,19 +16,22 @@ from typing import Any, cast
 import pytest
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from openai import APIConnectionError, APITimeoutError, RateLimitError
+from openai import APIConnectionError, APITimeoutError, InternalServerError, RateLimitError
 from pydantic import SecretStr
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
+from tests.conftest import url_for
 from tests.openai_server import (
     API_KEY,
     RATE_LIMITED,
     SERVER_ERROR,
     OpenAIServer,
     Reply,
+    Request,
     call,
     hang,
     text,
@@ -108,7 +112,7 @@ def check_first_turn(server: OpenAIServer, streaming: bool) -> None:
     assert result["content"].startswith("Noted for ")
     assert "tools" not in profile.body
     assert "durable profile of one user" in profile.system
-    assert server.unanswered == []
+    assert server.unanswered == [] and server.refused == []
 
 
 def check_second_turn(server: OpenAIServer) -> None:
@@ -191,14 +195,18 @@ def test_tokens_stream_out_of_the_graph_as_the_server_sends_them(
 
 @pytest.mark.parametrize(
     ("reply", "error"),
-    [(RATE_LIMITED, RateLimitError), (SERVER_ERROR, Exception), (hang(30), APITimeoutError)],
+    [
+        (RATE_LIMITED, RateLimitError),
+        (SERVER_ERROR, InternalServerError),
+        (hang(30), APITimeoutError),
+    ],
     ids=["rate-limit", "server-error", "hang"],
 )
 def test_a_failing_server_fails_the_turn_quickly_and_stores_nothing(
     backend: Backend, server: OpenAIServer, reply: Reply, error: type[Exception]
 ) -> None:
-    server.fallback = reply
-    model = openai_model(server, streaming=False, timeout=1.0, max_retries=1)
+    server.fallback = lambda request: reply
+    model = openai_model(server, streaming=False, timeout=0.5, max_retries=1)
     graph = create_memory_graph(model, store=backend.store, checkpointer=backend.checkpointer)
     with pytest.raises(error):
         graph.invoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
@@ -235,3 +243,164 @@ def chatbot(
         text=True,
         timeout=120,
     )
+
+
+MODELS = """
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+
+
+def streaming():
+    return ChatOpenAI(model="gpt-test", streaming=True)
+
+
+def impatient():
+    return ChatOpenAI(model="gpt-test", timeout=1.0, max_retries=0)
+"""
+
+
+def model_file(tmp_path: Path) -> Path:
+    """Model factories a user would name with --model path/to/models.py:name."""
+    path = tmp_path / "models.py"
+    path.write_text(MODELS)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "streaming"),
+    [("sqlite", False), ("sqlite", True), ("postgres", False)],
+    ids=["sqlite-plain", "sqlite-streaming", "postgres-plain"],
+)
+def test_the_chatbot_remembers_across_sessions_through_chatopenai(
+    tmp_path: Path, server: OpenAIServer, request: pytest.FixtureRequest, kind: str, streaming: bool
+) -> None:
+    url = [] if kind == "sqlite" else ["--url", url_for(kind, request, tmp_path)]
+    model = f"{model_file(tmp_path)}:streaming" if streaming else "openai:gpt-test"
+    server.script(*FIRST_TURN)
+    first = chatbot(tmp_path, server.base_url, *url, stdin=f"{TOLD}\n/notes\n/quit\n", model=model)
+    assert first.returncode == 0, first.stderr
+    assert "  ↳ remember(text='The release freeze starts on Friday')" in first.stdout
+    assert "assistant> Noted: the release freeze starts on Friday." in first.stdout
+    assert "profile updated" in first.stdout
+    assert re.search(rf"you> 1\. - \[\d{{4}}-\d\d-\d\d\] {FACT}\n", first.stdout)
+    check_first_turn(server, streaming)
+    server.script(*SECOND_TURN)
+    second = chatbot(
+        tmp_path,
+        server.base_url,
+        *url,
+        "--thread",
+        "next-day",
+        stdin="When does the freeze start?\n/quit\n",
+        model=model,
+    )
+    assert second.returncode == 0, second.stderr
+    assert "assistant> From memory: the freeze starts on Friday." in second.stdout
+    check_second_turn(server)
+    assert (tmp_path / ".memory" / "memory.db").is_file() is (kind == "sqlite")
+
+
+def problem_lines(out: str) -> list[str]:
+    """The lines the chat printed about a failed turn."""
+    return [line for line in out.splitlines() if "  ! " in line]
+
+
+@pytest.mark.parametrize(
+    ("failure", "model", "named"),
+    [
+        ([RATE_LIMITED] * 3, "openai:gpt-test", "rate limit"),
+        ([hang(30)], "impatient", "timed out"),
+    ],
+    ids=["rate-limit", "timeout"],
+)
+def test_a_failed_turn_is_one_line_and_the_chat_goes_on(
+    tmp_path: Path, server: OpenAIServer, failure: list[Reply], model: str, named: str
+) -> None:
+    spec = model if model.startswith("openai:") else f"{model_file(tmp_path)}:{model}"
+    server.script(*failure, text("Hello, Ann!"), text("NOOP"))
+    stdin = f"{TOLD}\n/notes\nHello\n/quit\n"
+    done = chatbot(tmp_path, server.base_url, stdin=stdin, model=spec)
+    assert done.returncode == 0, done.stderr
+    (line,) = problem_lines(done.stdout)
+    assert named in line and "taken back" in line
+    assert "Traceback" not in done.stdout + done.stderr
+    after = done.stdout.split(line, 1)[1]
+    assert "(no notes)" in after and "assistant> Hello, Ann!" in after
+    retried = server.completions[len(failure)]
+    assert [m["role"] for m in retried.messages] == ["system", "user"]
+    assert retried.messages[-1]["content"] == "Hello"
+    assert TOLD not in json.dumps(retried.body)
+    again = chatbot(tmp_path, server.base_url, stdin="/quit\n", model=spec)
+    assert TOLD not in again.stdout and "you> Hello\nassistant> Hello, Ann!" in again.stdout
+
+
+def test_an_unreachable_model_is_one_line_and_the_chat_goes_on(tmp_path: Path) -> None:
+    done = chatbot(tmp_path, unreachable_url(), stdin="Hello\n/help\n/quit\n")
+    assert done.returncode == 0, done.stderr
+    (line,) = problem_lines(done.stdout)
+    assert "could not be reached" in line and "Connection error" in line
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "/notes   this scope's notes" in done.stdout.split(line, 1)[1]
+
+
+@tool
+def fetch_page(url: str) -> str:
+    """Fetch a web page (returns a long page)."""
+    return f"<page {url}> " + "Release notes, migration guides and changelog entries. " * 60
+
+
+def reading_agent(request: Request) -> Reply:
+    """A model reading one page per question, and doing memory's own work when asked."""
+    if not request.tool_names:
+        return text("NOOP" if "durable profile" in request.system else "Summary: pages were read.")
+    last = request.messages[-1]
+    if last["role"] == "tool":
+        return text(f"Read {last['content'][:30]}")
+    return call("fetch_page", url=f"https://example.com/{len(request.messages)}")
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
+def test_masked_and_compacted_threads_stay_valid_openai_requests(
+    backend: Backend, server: OpenAIServer, streaming: bool
+) -> None:
+    server.fallback = reading_agent
+    model = openai_model(server, streaming, profile={"max_input_tokens": 6_000})
+    graph = create_memory_graph(
+        model, [fetch_page], store=backend.store, checkpointer=backend.checkpointer
+    )
+    events: list[tuple[str, str]] = []
+    for n in range(8):
+        for mode, chunk in graph.stream(
+            {"messages": [HumanMessage(f"Read release page {n} for me.")]},
+            config("pages"),
+            context=ANN,
+            stream_mode=["custom", "updates"],
+        ):
+            if mode == "custom":
+                events.append((chunk["kind"], chunk["action"]))
+    assert ("context", "masked") in events and ("context", "compacted") in events
+    assert server.refused == []
+    agent_requests = [r for r in server.completions if r.tool_names]
+    assert len(agent_requests) == 16
+    last = agent_requests[-1]
+    assert "Summary: pages were read." in json.dumps(last.messages)
+
+
+def test_parallel_tool_calls_are_all_answered_in_one_request(
+    backend: Backend, server: OpenAIServer
+) -> None:
+    facts = {"text": "The freeze starts Friday"}, {"text": "The launch is on Monday"}
+    server.script(
+        Reply(tool_calls=tuple(("remember", fact) for fact in facts)),
+        text("Noted both."),
+        text("NOOP"),
+    )
+    graph = create_memory_graph(
+        openai_model(server, streaming=True), store=backend.store, checkpointer=backend.checkpointer
+    )
+    out = graph.invoke({"messages": [HumanMessage("Two facts.")]}, config("t1"), context=ANN)
+    assert out["messages"][-1].text == "Noted both."
+    answered = [m["tool_call_id"] for m in server.completions[1].messages if m["role"] == "tool"]
+    assert answered == ["call_0_remember", "call_1_remember"] and server.refused == []
+    notes = sorted(n.text for n in ScopedMemory(backend.store).list_notes(ANN))
+    assert notes == [f"- {fact['text']}" for fact in facts]
