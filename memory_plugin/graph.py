@@ -50,6 +50,7 @@ def create_memory_graph(
     settings: MemorySettings | None = None,
     system_prompt: str | None = None,
     membership: Membership | None = None,
+    maintenance_model: BaseChatModel | None = None,
     name: str = "memory_agent",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A compiled agent graph with every enabled memory kind wired in.
@@ -60,10 +61,18 @@ def create_memory_graph(
     the store apply each turn (a bad value in code or the environment raises SettingsError
     here). Each turn the model gets `tools` and the memory tools of the kinds that are on for
     the run's scope. `membership(user_id, workspace_id)` admits a workspace the run names.
-    Without `store`/`checkpointer` (LangGraph Server) the server's are used.
+    `maintenance_model` (default: `model`, never its tool-bound instance; the
+    `maintenance_model` setting names another) writes summaries and flush notes, consolidates
+    the profile and compresses documents. Without `store`/`checkpointer` (LangGraph Server)
+    the server's are used.
     """
     services = build_services(
-        model, settings, store=store, system_prompt=system_prompt, membership=membership
+        model,
+        settings,
+        store=store,
+        system_prompt=system_prompt,
+        membership=membership,
+        maintenance_model=maintenance_model,
     )
     manager, profile = services.manager, services.profile
     all_tools = [*tools, *services.tools]

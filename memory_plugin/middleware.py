@@ -85,8 +85,9 @@ def _joined(first: SystemMessage | None, second: SystemMessage) -> SystemMessage
 class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
     """Every enabled memory kind for a create_agent agent: the prebuilt graph's nodes as hooks.
 
-    `model` does memory's own model work (summaries, flush notes, profile consolidation,
-    document compression) and gives the context window; `settings` are the platform defaults
+    `model` gives the context window and, unless `maintenance_model` (or the
+    `maintenance_model` setting) names another, does memory's own model work (summaries,
+    flush notes, profile consolidation, document compression); `settings` are the platform defaults
     (environment variables override and lock them, layers in the store still apply each turn;
     a bad value raises SettingsError here); `system_prompt` opens the protected prefix, after
     create_agent's own system prompt if it has one; `membership(user_id, workspace_id)` admits
@@ -102,9 +103,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         settings: MemorySettings | None = None,
         system_prompt: str | None = None,
         membership: Membership | None = None,
+        maintenance_model: BaseChatModel | None = None,
     ) -> None:
         services = build_services(
-            model, settings, system_prompt=system_prompt, membership=membership
+            model,
+            settings,
+            system_prompt=system_prompt,
+            membership=membership,
+            maintenance_model=maintenance_model,
         )
         self.services = services
         self.manager, self.profile, self.tools = services.manager, services.profile, services.tools

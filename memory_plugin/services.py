@@ -26,6 +26,7 @@ from memory_plugin.blocks import BlockSource
 from memory_plugin.compat import RunnableCallable
 from memory_plugin.context import MemoryContext, current_context
 from memory_plugin.identity import Membership
+from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.tools import scoped_memory_tools
@@ -154,24 +155,30 @@ def build_services(
     system_prompt: str | None = None,
     membership: Membership | None = None,
     environ: Mapping[str, str] | None = None,
+    maintenance_model: BaseChatModel | None = None,
 ) -> MemoryServices:
-    """Build one graph's memory. Bad settings (in code or the environment) raise SettingsError
-    here, when the graph is built."""
+    """Build one graph's memory; memory work uses `maintenance_model` (default: `model`) unless
+    the `maintenance_model` setting names another. Bad settings (in code or the environment,
+    a maintenance model that cannot be loaded included) raise SettingsError here."""
     source = SettingsCache(settings, environ=environ)
     base = source.base
+    maintenance = MaintenanceModel(maintenance_model or model)
+    if base.maintenance_model:
+        maintenance.load(base.maintenance_model)
     scoped = (
-        ScopedMemory(store, settings=source, model=model, membership=membership)
+        ScopedMemory(store, settings=source, model=maintenance, membership=membership)
         if base.scoped_memory
         else None
     )
     profile = (
-        ProfileMemory(store, model=model, settings=source, membership=membership)
+        ProfileMemory(store, model=maintenance, settings=source, membership=membership)
         if base.profile
         else None
     )
     sources: list[BlockSource] = [s for s in (scoped, profile) if s is not None]
     manager = ContextManager(
         model,
+        summary_model=maintenance,
         sources=sources,
         system_prompt=system_prompt,
         settings=source,

@@ -439,7 +439,9 @@ def test_the_answer_streams_before_consolidation_finishes(backend: Backend) -> N
 
 
 def test_a_separate_model_can_be_configured(backend: Backend) -> None:
-    LayeredSettings(backend.store).update("platform", ANN, set={"profile_model": "fake:profile"})
+    LayeredSettings(backend.store).update(
+        "platform", ANN, set={"maintenance_model": "fake:profile"}
+    )
     graph_model = ProfileModel()
     separate = ProfileModel(plan=LISBON)
     memory = ProfileMemory(backend.store, model=graph_model, model_loader=lambda spec: separate)

@@ -25,6 +25,7 @@ from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
+from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
 from memory_plugin.profile.budget import body, fit_plan, truncate
 from memory_plugin.profile.changes import Op, changes, diff, reapply
@@ -101,17 +102,17 @@ def _stored(item: Any, user_id: str) -> tuple[Profile | None, int | None]:
 class ProfileMemory:
     """The user profile as a prompt block source, a post-turn consolidation and an opt-out.
 
-    `model` consolidates by default (the graph's model); the `profile_model` setting names a
-    separate one. `store` defaults to the running graph's store; `defaults` are the platform
-    defaults in code, `settings` a settings source shared with the graph's other memory kinds;
-    `membership` checks the workspace a run names.
+    `model` consolidates (the graph's maintenance model, see memory_plugin.maintenance); the
+    `maintenance_model` setting names another. `store` defaults to the running graph's store;
+    `defaults` are the platform defaults in code, `settings` a settings source shared with
+    the graph's other memory kinds; `membership` checks the workspace a run names.
     """
 
     def __init__(
         self,
         store: BaseStore | None = None,
         *,
-        model: BaseChatModel | None = None,
+        model: BaseChatModel | MaintenanceModel | None = None,
         defaults: MemorySettings | None = None,
         settings: SettingsCache | None = None,
         counter: TokenCounter | None = None,
@@ -120,14 +121,24 @@ class ProfileMemory:
         membership: Membership | None = None,
     ) -> None:
         self._store = store
-        self.model = model
-        self.counter = counter or counter_for(model)
+        self.maintenance = maintenance_of(model)
+        if model_loader is not None:
+            self.maintenance = MaintenanceModel(self.maintenance.default, model_loader)
+        self.counter = counter or counter_for(self.maintenance.default)
         self.clock = clock
-        self._loader = model_loader
         self._settings = settings or SettingsCache(defaults)
         self.consolidate_profile = plan_node(
             self._consolidate_node, "consolidate_profile", membership=membership
         )
+
+    @property
+    def model(self) -> BaseChatModel | None:
+        """The model that consolidates when no `maintenance_model` setting names one."""
+        return self.maintenance.default
+
+    @model.setter
+    def model(self, value: BaseChatModel | None) -> None:
+        self.maintenance.default = value
 
     @property
     def store(self) -> BaseStore:
@@ -139,13 +150,10 @@ class ProfileMemory:
         return effective.values
 
     def _model_for(self, settings: MemorySettings) -> BaseChatModel:
-        if settings.profile_model:
-            from memory_plugin.models import resolve_model
-
-            return (self._loader or resolve_model)(settings.profile_model)
-        if self.model is None:
+        model = self.maintenance(settings)
+        if model is None:
             raise ScopeError("profile consolidation needs a model: pass model=...")
-        return self.model
+        return model
 
     def _read_plan(self, ctx: MemoryContext) -> Plan[tuple[Profile | None, int | None]]:
         assert ctx.user_id is not None

@@ -14,6 +14,7 @@ from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
 from memory_plugin.identity import Membership, admit, trust_run_context
+from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
 from memory_plugin.scoped.documents import (
@@ -47,7 +48,8 @@ class ScopedMemory:
     """Curated documents and dated notes in the scope the run's context selects.
 
     A private thread uses the caller's personal scope, a shared thread its workspace's team
-    scope. `model` compresses documents that would cross the hard limit.
+    scope. `model` (or the `maintenance_model` setting) compresses documents that would cross
+    the hard limit.
     """
 
     def __init__(
@@ -56,16 +58,25 @@ class ScopedMemory:
         *,
         settings: LayeredSettings | SettingsCache | None = None,
         defaults: MemorySettings | None = None,
-        model: BaseChatModel | None = None,
+        model: BaseChatModel | MaintenanceModel | None = None,
         membership: Membership | None = None,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._store = store
         self._settings = settings if isinstance(settings, LayeredSettings) else None
         self._cache = settings if isinstance(settings, SettingsCache) else SettingsCache(defaults)
-        self.model = model
+        self.maintenance = maintenance_of(model)
         self.membership = membership or trust_run_context
         self.clock = clock
+
+    @property
+    def model(self) -> BaseChatModel | None:
+        """The model that compresses documents when no `maintenance_model` setting names one."""
+        return self.maintenance.default
+
+    @model.setter
+    def model(self, value: BaseChatModel | None) -> None:
+        self.maintenance.default = value
 
     @property
     def store(self) -> BaseStore:
@@ -127,7 +138,8 @@ class ScopedMemory:
     ) -> Plan[DocumentWrite]:
         settings = yield from self._on_plan(ctx)
         scope = thread_scope(self._member(ctx))
-        plan = write_plan(scope, text, settings, self.model, expected=expected, now=self.clock())
+        model = self.maintenance(settings)
+        plan = write_plan(scope, text, settings, model, expected=expected, now=self.clock())
         return (yield from plan)
 
     def write_document(
@@ -157,7 +169,8 @@ class ScopedMemory:
     def _restore(self, ctx: MemoryContext, version: int) -> Plan[DocumentWrite]:
         effective = yield from self.settings.effective_plan(ctx)
         scope = thread_scope(self._member(ctx))
-        plan = restore_plan(scope, version, effective.values, self.model, now=self.clock())
+        model = self.maintenance(effective.values)
+        plan = restore_plan(scope, version, effective.values, model, now=self.clock())
         return (yield from plan)
 
     def restore(self, ctx: MemoryContext, version: int) -> DocumentWrite:

@@ -27,6 +27,7 @@ from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 
 from memory_plugin.context import MemoryContext
 from memory_plugin.events import emit
+from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.namespaces import ROOT
 from memory_plugin.plans import ModelCall, Plan, arun, run
 from memory_plugin.replies import RejectedReply, checked_rewrite
@@ -237,11 +238,13 @@ def _scopes_plan() -> Plan[list[tuple[Scope, MemoryContext]]]:
 
 def consolidation_plan(
     settings: LayeredSettings,
-    model: BaseChatModel,
+    model: BaseChatModel | MaintenanceModel,
     now: datetime,
     progress: Callable[[ScopeResult], None] | None,
 ) -> Plan[ConsolidationReport]:
-    """Consolidate every scope with pending notes, up to the per-run scope cap."""
+    """Consolidate every scope with pending notes, up to the per-run scope cap, each with the
+    model its settings name (`maintenance_model`), else `model`."""
+    maintenance = maintenance_of(model)
     platform = yield from settings.effective_plan(MemoryContext())
     candidates = yield from _scopes_plan()
     report = ConsolidationReport()
@@ -254,7 +257,9 @@ def consolidation_plan(
             effective = yield from settings.effective_plan(ctx)
             if not effective.values.scoped_memory:
                 continue
-            result = yield from scope_plan(scope, effective.values, model, now)
+            chosen = maintenance(effective.values)
+            assert chosen is not None
+            result = yield from scope_plan(scope, effective.values, chosen, now)
             if result.too_new:
                 days = effective.values.consolidation_min_age_days
                 report.too_new[days] = report.too_new.get(days, 0) + result.too_new

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from typing import Any, TypedDict
 
@@ -14,6 +15,9 @@ from langgraph.store.base import BaseStore
 
 from memory_plugin.models import resolve_model
 from memory_plugin.scoped.consolidation import ConsolidationReport, aconsolidate, consolidate
+from memory_plugin.settings.env import env_var
+
+MAINTENANCE_ENV = env_var("maintenance_model")
 
 
 class ConsolidationState(TypedDict, total=False):
@@ -34,17 +38,23 @@ def _output(report: ConsolidationReport) -> ConsolidationState:
     }
 
 
+def default_model() -> BaseChatModel:
+    """The model $MEMORY_MAINTENANCE_MODEL names, else $MEMORY_MODEL's."""
+    return resolve_model(os.environ.get(MAINTENANCE_ENV) or None)
+
+
 def build_consolidation_graph(
     model: BaseChatModel | None = None, *, store: BaseStore | None = None
 ) -> CompiledStateGraph[Any]:
     """A one-node graph that consolidates its store (under LangGraph Server, the server's);
-    the model defaults to $MEMORY_MODEL, read when the run starts."""
+    the model defaults to $MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, read when the run
+    starts."""
 
     def run_sync(state: ConsolidationState) -> ConsolidationState:
-        return _output(consolidate(get_store(), model or resolve_model()))
+        return _output(consolidate(get_store(), model or default_model()))
 
     async def run_async(state: ConsolidationState) -> ConsolidationState:
-        return _output(await aconsolidate(get_store(), model or resolve_model()))
+        return _output(await aconsolidate(get_store(), model or default_model()))
 
     builder = StateGraph(ConsolidationState)
     builder.add_node("consolidate_notes", RunnableLambda(run_sync, run_async))

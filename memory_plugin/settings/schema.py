@@ -150,7 +150,14 @@ class MemorySettings(BaseModel):
     profile_timeout_seconds: float = _f(
         30.0, "post-turn profile consolidation gives up after this", ge=1.0, le=600.0
     )
-    profile_model: str | None = _f(None, "model for consolidation; None uses the graph's model")
+
+    # The model of memory's own work (memory_plugin.maintenance)
+    maintenance_model: str | None = _f(
+        None,
+        "model spec for summaries, flush notes, profile, compression and consolidation; "
+        "none uses the graph's maintenance model",
+        layers=PLATFORM_ONLY,
+    )
 
 
 @cache

@@ -27,6 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langgraph.config import get_store
 
 from memory_plugin.events import emit
+from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.replies import checked_rewrite
 from memory_plugin.settings import MemorySettings
@@ -180,13 +181,13 @@ class CompactionStep:
     def __init__(
         self,
         model: BaseChatModel,
-        summary_model: BaseChatModel,
+        maintenance: MaintenanceModel,
         counter: TokenCounter,
         clock: Callable[[], datetime],
         journal: Callable[[Turn], Plan[None]],
     ) -> None:
         self.model = model
-        self.summary_model = summary_model
+        self.maintenance = maintenance
         self.counter = counter
         self.clock = clock
         self.journal = journal
@@ -204,16 +205,17 @@ class CompactionStep:
         yield from self.journal(turn)
         if turn.journaled:
             now = self.clock()
+            summary_model = self.maintenance(turn.settings) or self.model
             result = yield from compaction_plan(
                 turn.messages,
                 turn.info,
-                model=self.summary_model,
+                model=summary_model,
                 settings=turn.settings,
                 window=size,
                 counter=self.counter,
                 kind=kind,
                 now=now,
-                flush=flush_hook(self.summary_model, get_store(), turn.ctx, turn.settings, now),
+                flush=flush_hook(summary_model, get_store(), turn.ctx, turn.settings, now),
             )
         else:
             reason = "the journal could not be written; the conversation is unchanged"

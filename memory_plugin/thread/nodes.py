@@ -33,6 +33,7 @@ from memory_plugin.blocks import BlockSource
 from memory_plugin.context import MemoryContext
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
+from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.thread.compaction import CompactionStep
@@ -53,7 +54,8 @@ class ContextManager:
     flush, as plain LangGraph nodes.
 
     `model` is the graph's model: its profile gives the window, and it writes summaries and
-    flush notes unless `summary_model` is given. `sources` contribute protected blocks.
+    flush notes unless `summary_model` (the graph's maintenance model) is given; the
+    `maintenance_model` setting names another. `sources` contribute protected blocks.
     `settings` is the settings source to share with the graph's other memory kinds (by
     default one of its own over `defaults`); `membership` checks the workspace a run names.
     """
@@ -64,7 +66,7 @@ class ContextManager:
         *,
         sources: Sequence[BlockSource] = (),
         frozen_sources: Sequence[BlockSource] = (),
-        summary_model: BaseChatModel | None = None,
+        summary_model: BaseChatModel | MaintenanceModel | None = None,
         system_prompt: str | None = None,
         defaults: MemorySettings | None = None,
         settings: SettingsCache | None = None,
@@ -74,7 +76,7 @@ class ContextManager:
         membership: Membership | None = None,
     ) -> None:
         self.model = model
-        self.summary_model = summary_model or model
+        self.maintenance = maintenance_of(summary_model or model)
         self.counter = counter or counter_for(model)
         self.clock = clock
         self.settings = settings or SettingsCache(defaults)
@@ -84,7 +86,7 @@ class ContextManager:
             model, self.counter, frozenset(excluded_tools), self.journaling.step
         )
         self.compaction = CompactionStep(
-            model, self.summary_model, self.counter, clock, self.journaling.step
+            model, self.maintenance, self.counter, clock, self.journaling.step
         )
         self.rolling = RollingSummaries()
         self.prefix = Prefix(system_prompt, sources, frozen_sources, self.turns, self.rolling)
@@ -98,6 +100,16 @@ class ContextManager:
         self.finish_turn = node(self._finish_turn)
         self.summarize_now = node(self._summarize_now)
         self.rolling_summary = node(self._rolling_summary)
+
+    @property
+    def summary_model(self) -> BaseChatModel:
+        """The model that writes summaries and flush notes when no `maintenance_model` setting
+        names one."""
+        return self.maintenance.default or self.model
+
+    @summary_model.setter
+    def summary_model(self, value: BaseChatModel) -> None:
+        self.maintenance.default = value
 
     @property
     def system_prompt(self) -> str | None:
@@ -202,14 +214,15 @@ class ContextManager:
         if not settings.context_management:
             return {}
         store, now = get_store(), self.clock()
+        summary_model = self.maintenance(settings) or self.model
         plan = rolling_plan(
             thread_id_of(config),
             int(info.get(WINDOW_FROM, 0)),
-            self.summary_model,
+            summary_model,
             settings,
             self.counter,
             now,
-            flush_hook(self.summary_model, store, ctx, settings, now),
+            flush_hook(summary_model, store, ctx, settings, now),
         )
         self.rolling.start(thread_id_of(config), store, plan)
         return {}
