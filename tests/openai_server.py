@@ -2,9 +2,10 @@
 `langchain-openai` client (and the `openai` SDK under it) without a key or the network.
 
 `POST /v1/chat/completions` answers with the next scripted reply: text, tool calls, an HTTP
-error (429 rate limit, 500) or a hang; `stream: true` gets the reply as server-sent events,
-tool-call deltas included, the way OpenAI sends them. Every request body is recorded. With the
-script used up, `fallback(request)` answers (by default a 500 naming the unscripted request).
+error (429 rate limit, 500), a hang, or a stream cut off midway; `stream: true` gets the reply
+as server-sent events, tool-call deltas included, the way OpenAI sends them. Every request body
+is recorded. With the script used up, `fallback(request)` answers (by default a 500 naming the
+unscripted request).
 A request OpenAI would refuse (a tool message that answers no call, a tool call left without
 its answer, a malformed tool schema) gets OpenAI's 400 instead of a reply.
 The server stops on `close()` (or leaving the `with` block), and by itself after `lifetime`
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -37,6 +39,8 @@ class Reply:
     status: int = 200
     error: str = ""
     hang_seconds: float = 0.0
+    cut_after: int | None = None
+    reset: bool = True
 
 
 def text(content: str) -> Reply:
@@ -61,6 +65,12 @@ SERVER_ERROR = failure(500, "The server had an error while processing your reque
 def hang(seconds: float = 30.0) -> Reply:
     """A request that is accepted and never answered (for `seconds`, or until close)."""
     return Reply(hang_seconds=seconds)
+
+
+def cut(content: str, after: int = 3, reset: bool = True) -> Reply:
+    """A streamed text reply whose connection drops after `after` chunks: reset (as a proxy
+    or a crashed server does) or closed cleanly before the end of the stream."""
+    return Reply(text=content, cut_after=after, reset=reset)
 
 
 def unreachable_url() -> str:
@@ -235,9 +245,18 @@ def _handler(owner: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
             self.end_headers()
-            for chunk in _chunks(reply, model, usage):
+            chunks = _chunks(reply, model, usage)
+            for chunk in chunks[: reply.cut_after]:
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
+            if reply.cut_after is not None:
+                if reply.reset:
+                    linger = struct.pack("ii", 1, 0)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.connection.close()
+                else:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
 

@@ -33,12 +33,14 @@ from tests.openai_server import (
     Reply,
     Request,
     call,
+    cut,
     hang,
     text,
     unreachable_url,
 )
 
 ANN = MemoryContext(user_id="ann", workspace_id="acme")
+CHAT_TIMEOUT = 120
 CONSOLE = Path(sys.executable).parent / "memory-plugin"
 SYSTEM = "You are a helpful assistant with durable memory."
 TOLD = "I'm Ann. Remember that the release freeze starts on Friday."
@@ -215,6 +217,22 @@ def test_a_failing_server_fails_the_turn_quickly_and_stores_nothing(
     assert ProfileMemory(backend.store).read(ANN) is None
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the openai SDK ends a stream closed before its [DONE] without an error, so the "
+    "cut-off text is kept as the turn's answer (journaled, shown, consolidated)",
+)
+def test_a_stream_closed_before_its_end_is_not_kept_as_the_answer(
+    backend: Backend, server: OpenAIServer
+) -> None:
+    server.script(cut("Partial answer that never ends", after=3, reset=False), text("NOOP"))
+    graph = create_memory_graph(
+        openai_model(server, streaming=True), store=backend.store, checkpointer=backend.checkpointer
+    )
+    with pytest.raises(Exception):  # noqa: B017
+        graph.invoke({"messages": [HumanMessage("Hello")]}, config("t1"), context=ANN)
+
+
 def test_an_unreachable_server_is_a_connection_error(backend: Backend) -> None:
     model = ChatOpenAI(
         model="gpt-test", base_url=unreachable_url(), api_key=SecretStr(API_KEY), max_retries=0
@@ -241,7 +259,7 @@ def chatbot(
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=CHAT_TIMEOUT,
     )
 
 
@@ -334,6 +352,19 @@ def test_a_failed_turn_is_one_line_and_the_chat_goes_on(
     assert TOLD not in again.stdout and "you> Hello\nassistant> Hello, Ann!" in again.stdout
 
 
+def test_a_stream_reset_midway_is_one_line_and_the_partial_answer_is_dropped(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    spec = f"{model_file(tmp_path)}:streaming"
+    server.script(cut("Partial answer that never ends", after=3), text("Hello, Ann!"), text("NOOP"))
+    done = chatbot(tmp_path, server.base_url, stdin=f"{TOLD}\nHello\n/quit\n", model=spec)
+    assert done.returncode == 0, done.stderr
+    (line,) = problem_lines(done.stdout)
+    assert "could not be reached" in line and "taken back" in line
+    assert "Partial" not in done.stdout and "assistant> Hello, Ann!" in done.stdout
+    assert TOLD not in json.dumps(server.completions[1].body)
+
+
 def test_an_unreachable_model_is_one_line_and_the_chat_goes_on(tmp_path: Path) -> None:
     done = chatbot(tmp_path, unreachable_url(), stdin="Hello\n/help\n/quit\n")
     assert done.returncode == 0, done.stderr
@@ -370,12 +401,13 @@ def test_masked_and_compacted_threads_stay_valid_openai_requests(
     )
     events: list[tuple[str, str]] = []
     for n in range(8):
-        for mode, chunk in graph.stream(
+        stream = graph.stream(
             {"messages": [HumanMessage(f"Read release page {n} for me.")]},
             config("pages"),
             context=ANN,
             stream_mode=["custom", "updates"],
-        ):
+        )
+        for mode, chunk in cast(Iterator[tuple[str, Any]], stream):
             if mode == "custom":
                 events.append((chunk["kind"], chunk["action"]))
     assert ("context", "masked") in events and ("context", "compacted") in events
