@@ -243,7 +243,12 @@ def test_an_unreachable_server_is_a_connection_error(backend: Backend) -> None:
 
 
 def chatbot(
-    cwd: Path, base_url: str, *args: str, stdin: str, model: str = "openai:gpt-test"
+    cwd: Path,
+    base_url: str,
+    *args: str,
+    stdin: str,
+    model: str = "openai:gpt-test",
+    **settings: str,
 ) -> subprocess.CompletedProcess[str]:
     """`memory-plugin chat` through the installed console script, as a user runs it."""
     env = {
@@ -252,6 +257,7 @@ def chatbot(
         if not k.startswith(("MEMORY_", "OPENAI_", "LANGSMITH_", "LANGCHAIN_"))
     }
     env |= {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": API_KEY}
+    env |= {f"MEMORY_{name.upper()}": value for name, value in settings.items()}
     return subprocess.run(
         [str(CONSOLE), "chat", "--user", "ann", "--model", model, *args],
         cwd=cwd,
@@ -436,3 +442,16 @@ def test_parallel_tool_calls_are_all_answered_in_one_request(
     assert answered == ["call_0_remember", "call_1_remember"] and server.refused == []
     notes = sorted(n.text for n in ScopedMemory(backend.store).list_notes(ANN))
     assert notes == [f"- {fact['text']}" for fact in facts]
+
+
+def test_memory_work_goes_to_the_maintenance_model_named_in_the_environment(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    server.script(*FIRST_TURN)
+    done = chatbot(
+        tmp_path, server.base_url, stdin=f"{TOLD}\n/quit\n", maintenance_model="openai:gpt-cheap"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "profile updated" in done.stdout
+    check_first_turn(server, streaming=False)
+    assert [r.body["model"] for r in server.completions] == ["gpt-test", "gpt-test", "gpt-cheap"]
