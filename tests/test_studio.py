@@ -1,7 +1,7 @@
 """LangGraph Studio smoke test: `langgraph dev` serves the root langgraph.json (its auth
 included), and a run of `memory_agent` through the langgraph-sdk client, authenticated with
 the auth example's demo token for ann, writes memory to the server's store and streams the
-memory events. The server runs offline with the fake model
+memory events. The server runs offline with the built-in offline model
 (MEMORY_MODEL=memory_plugin.demo:studio_model); see tests/langgraph_server.py.
 """
 
@@ -46,10 +46,14 @@ def test_memory_agent_on_langgraph_dev(studio_server: str) -> None:
     assert ("scoped", "note_stored") in memory_events, run.events
     assert ("profile", "updated") in memory_events, run.events
     assert run.values, "no values were streamed"
-    assert run.values[-1]["messages"][-1]["content"] == "Noted, I'll keep it short."
+    answer = run.values[-1]["messages"][-1]["content"]
+    assert answer == "Noted: your name is Ann. You prefer short answers."
 
     notes = client.store.search_items(NOTES_NS, limit=20)["items"]
-    assert [item["value"]["text"] for item in notes] == ["- Prefers short answers"], notes
+    assert sorted(item["value"]["text"] for item in notes) == [
+        "- The user prefers short answers.",
+        "- The user's name is Ann.",
+    ], notes
     profile = client.store.get_item(PROFILE_NS, PROFILE_KEY)
     assert profile is not None
     text = profile["value"]["text"]
