@@ -150,10 +150,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
     def _offered(self, request: ModelRequest[Any]) -> list[BaseTool | dict[str, Any]]:
         """The request's tools less the memory tools of kinds that are off this turn."""
         settings = self.services.turn_settings(request.state)
+        off = self.services.memory_off(request.state)
         return [
             tool
             for tool in request.tools
-            if not isinstance(tool, BaseTool) or self.services.refusal(tool.name, settings) is None
+            if not isinstance(tool, BaseTool)
+            or self.services.refusal(tool.name, settings, off) is None
         ]
 
     def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:

@@ -27,6 +27,7 @@ from memory_plugin.compat import RunnableCallable
 from memory_plugin.context import MemoryContext, current_context
 from memory_plugin.identity import Membership
 from memory_plugin.maintenance import MaintenanceModel
+from memory_plugin.nouser import MEMORY_OFF
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.tools import scoped_memory_tools
@@ -96,20 +97,34 @@ class MemoryServices:
             last = self._last = (values, MemorySettings.model_construct(**values))
         return last[1]
 
-    def offered(self, settings: MemorySettings) -> list[BaseTool]:
-        """The memory tools of the kinds that are on for these settings."""
-        return [tool for tool in self.tools if getattr(settings, self.kinds[tool.name])]
+    @staticmethod
+    def memory_off(state: Any) -> str | None:
+        """Why this run has no long-term memory (load_memory said so), None when it has."""
+        info = state.get("memory_context") if isinstance(state, Mapping) else None
+        off = (info or {}).get(MEMORY_OFF)
+        return str(off) if off else None
 
-    def refusal(self, name: str, settings: MemorySettings) -> str | None:
-        """Why a call to this tool is refused (its memory kind is off), None when it is not."""
+    def offered(self, settings: MemorySettings, off: str | None = None) -> list[BaseTool]:
+        """The memory tools of the kinds that are on for these settings (no scoped memory
+        tools when memory is `off` for the run)."""
+        return [tool for tool in self.tools if self.refusal(tool.name, settings, off) is None]
+
+    def refusal(self, name: str, settings: MemorySettings, off: str | None = None) -> str | None:
+        """Why a call to this tool is refused (its memory kind is off, or memory is `off` for
+        the run), None when it is not."""
         kind = self.kinds.get(name)
-        if kind is None or getattr(settings, kind):
+        if kind is None:
+            return None
+        if off and kind == "scoped_memory":
+            return f"Memory not changed: {name} is unavailable because {off}."
+        if getattr(settings, kind):
             return None
         return f"Memory not changed: {name} is unavailable because {kind} is switched off here."
 
     def _refused(self, request: ToolCallRequest) -> ToolMessage | None:
         call = request.tool_call
-        why = self.refusal(call["name"], self.turn_settings(request.state))
+        state = request.state
+        why = self.refusal(call["name"], self.turn_settings(state), self.memory_off(state))
         if why is None:
             return None
         return ToolMessage(why, name=call["name"], tool_call_id=call["id"], status="error")
@@ -137,7 +152,8 @@ class TurnTools:
 
     def __call__(self, state: Any) -> BoundModel:
         """The bound model for this turn's settings."""
-        memory = self.services.offered(self.services.turn_settings(state))
+        services = self.services
+        memory = services.offered(services.turn_settings(state), services.memory_off(state))
         key = tuple(tool.name for tool in memory)
         found = self._bound.get(key)
         if found is None:

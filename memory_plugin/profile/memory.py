@@ -261,9 +261,10 @@ class ProfileMemory:
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
         """Post-turn node: consolidate the latest exchange; never touches the messages, and a
-        failure only logs (the answer is already out)."""
+        failure only logs (the answer is already out). Nothing without a user (load_memory
+        said memory is off)."""
         exchange = latest_exchange(state["messages"])
-        if exchange is None:
+        if exchange is None or not ctx.user_id:
             return {}
         values = (state.get("memory_context") or {}).get("settings")
         settings = MemorySettings.model_construct(**values) if values else None

@@ -34,6 +34,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
 from memory_plugin.maintenance import MaintenanceModel, maintenance_of
+from memory_plugin.nouser import MEMORY_OFF, announce
 from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.thread.compaction import CompactionStep
@@ -149,7 +150,10 @@ class ContextManager:
             yield from trim_plan(turn)
 
     def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        return (yield from self.prefix.load_plan(state, config, ctx))
+        """The prefix's blocks, and whether memory is off for this run (said once, here)."""
+        loaded = yield from self.prefix.load_plan(state, config, ctx)
+        loaded["memory_context"][MEMORY_OFF] = announce(ctx)
+        return loaded
 
     def _journal(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         turn = yield from self.turns.turn_plan(state, config, ctx)
