@@ -1,6 +1,6 @@
-"""Memory work has its own model: summaries, flush notes and profile consolidation go to the
-maintenance model (an argument, or the `maintenance_model` setting), never to the agent's
-model, so a scripted agent model stays in step across turns."""
+"""Memory work has its own model: summaries, flush notes, profile consolidation and nightly
+consolidation go to the maintenance model (an argument, or the `maintenance_model` setting),
+never to the agent's model, so a scripted agent model stays in step across turns."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ from memory_plugin.errors import SettingsError
 from memory_plugin.middleware import MemoryMiddleware
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.profile.prompts import CONSOLIDATE_SYSTEM
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped.consolidation import consolidate
 from memory_plugin.settings import MemorySettings
 from tests.fakes import CompactionModel, ProfileModel
+from tests.scoped_helpers import Clock, failing_model
 
 ANN = MemoryContext(user_id="ann")
 WINDOW = 4_000
@@ -228,3 +231,18 @@ async def test_the_middleware_takes_a_maintenance_model_under_ainvoke(abackend: 
         answers.append(answer)
         events |= seen
     assert_in_step(agent, answers, events, await ProfileMemory(abackend.store).aread(ANN))
+
+
+def test_nightly_consolidation_uses_the_model_the_setting_names(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    memory = ScopedMemory(backend.store, clock=clock)
+    clock.advance(days=-10)
+    memory.remember(ANN, "Prefers tea")
+    clock.advance(days=10)
+    monkeypatch.setenv("MEMORY_MAINTENANCE_MODEL", "tests.fakes:merging_model")
+    report = consolidate(backend.store, failing_model(), now=clock())
+    assert (report.folded, report.failed) == (1, [])
+    document = memory.read_document(ANN)
+    assert document is not None and document.text == "- Prefers tea"
