@@ -38,7 +38,11 @@ _PROFILE_FACTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "Identity",
         "Works as a {0} at {1}.",
     ),
-    (re.compile(r"^(?:hi|hey|hello)?[\s,]*I(?:'m| am) ([A-Z]\w+)\s*$"), "Identity", "Name is {0}."),
+    (
+        re.compile(r"^(?i:hi|hey|hello)?[\s,]*I(?:'m| am) ([A-Z]\w+)\s*$"),
+        "Identity",
+        "Name is {0}.",
+    ),
     (re.compile(r"\bcall me ([A-Z]\w+)", re.I), "Identity", "Goes by {0}."),
     (re.compile(r"\bI live in ([\w ,.-]+?)\s*$", re.I), "Identity", "Lives in {0}."),
     (re.compile(r"\bI work (?:at|for) ([\w &.-]+?)\s*$", re.I), "Identity", "Works at {0}."),

@@ -113,12 +113,12 @@ def test_what_do_you_know_about_me_shows_the_profile_and_the_notes(backend: Back
 
 async def test_the_profile_is_kept_and_extended_under_ainvoke(abackend: Backend) -> None:
     graph = graph_on(abackend)
-    await asay(graph, "I'm a data engineer at Acme.", "t1")
+    await asay(graph, "Hi, I'm Ann. I'm a data engineer at Acme.", "t1")
     await asay(graph, "I'm working on the billing migration.", "t1")
     await asay(graph, "Thanks!", "t1")
     profile = await ProfileMemory(abackend.store).aread(ANN)
     assert profile is not None
-    assert profile.bullets("Identity") == ("Works as a data engineer at Acme.",)
+    assert profile.bullets("Identity") == ("Name is Ann.", "Works as a data engineer at Acme.")
     assert profile.bullets("Work Context") == ("Working on the billing migration.",)
     assert "Works as a data engineer at Acme." in await asay(graph, "Who am I?", "t2")
 
