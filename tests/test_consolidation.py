@@ -248,7 +248,7 @@ def test_cli_consolidates(kind: str, request: pytest.FixtureRequest, tmp_path: P
         memory = seed(backend, Clock())
     done = _cli("--url", url, "--model", "tests.fakes:merging_model")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "Folded 3 notes into 1 of 1 scopes."
+    assert done.stdout.strip() == "Folded 3 notes into 1 of 1 scopes; 1 note is newer than 7 days."
     assert "consolidating" in done.stderr
     with connect(url) as backend:
         memory = ScopedMemory(backend.store)
@@ -256,7 +256,7 @@ def test_cli_consolidates(kind: str, request: pytest.FixtureRequest, tmp_path: P
         assert doc is not None and "- Moved to Zurich" in doc.text
     again = _cli("--url", url, env_extra={"MEMORY_MODEL": "tests.fakes:merging_model"})
     assert again.returncode == 0 and again.stdout.strip() == (
-        "Folded 0 notes into 0 of 0 scopes; no notes are waiting to be folded."
+        "Folded 0 notes into 0 of 0 scopes; 1 note is newer than 7 days."
     )
 
 
