@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
-from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin import Backend, LayeredSettings, MemoryContext, create_memory_graph
 from memory_plugin.errors import SettingsError
 from memory_plugin.middleware import MemoryMiddleware
 from memory_plugin.profile.memory import ProfileMemory
@@ -246,3 +246,15 @@ def test_nightly_consolidation_uses_the_model_the_setting_names(
     assert (report.folded, report.failed) == (1, [])
     document = memory.read_document(ANN)
     assert document is not None and document.text == "- Prefers tea"
+
+
+def test_a_stored_model_that_cannot_be_loaded_falls_back_to_the_default(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = {"maintenance_model": "tests.no_such_module:model"}
+    LayeredSettings(backend.store).update("platform", MemoryContext(), set=missing)
+    default = Upkeep()
+    memory = ProfileMemory(backend.store, model=default)
+    assert memory.consolidate(ANN, "I moved to Lisbon", "Nice.").status == "updated"
+    assert default.kinds() == {"profile"}
+    assert "maintenance model not loaded" in caplog.text
