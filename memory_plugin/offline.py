@@ -58,6 +58,7 @@ ABOUT = (
     "openai:gpt-4o-mini) for a real model."
 )
 _URL = re.compile(r"\bfetch\s+(\S+://\S+|www\.\S+)", re.I)
+_FORGET = re.compile(r"^\W*(?:please\s+)?forget\b", re.I)
 _GREETING = re.compile(r"^\W*(hi|hello|hey|good (morning|afternoon|evening))\b", re.I)
 _NOTE_LINE = re.compile(r"^- \[(\d{4}-\d{2}-\d{2})\] (.*)$")
 _FAILED = ("Memory not changed", "Memory is unavailable", "Error")
@@ -266,6 +267,11 @@ def _reply(turn: _Turn) -> str:
         return "\n\n".join(parts)
     if noted:
         return "I can't save notes here (memory tools are off), but I heard you."
+    if _FORGET.match(turn.user):
+        return (
+            "Understood: your profile drops that after this answer. I can't delete notes "
+            "myself; remove a note with the chat's /forget command (see /notes)."
+        )
     if _GREETING.match(turn.user):
         return "Hello! " + ABOUT
     return ABOUT

@@ -107,8 +107,13 @@ def test_what_do_you_know_about_me_shows_the_profile_and_the_notes(backend: Back
     answer, _ = say(graph, "What do you know about me?", "t2")
     assert "From your profile:\n- Name is Ann.\n- Prefers short answers." in answer
     assert "- You prefer short answers (noted " in answer
-    _, events = say(graph, "Actually my name is Anna.", "t2")
+    say(graph, "Actually my name is Anna.", "t2")
     assert ProfileMemory(backend.store).read(ANN).bullets("Identity") == ("Name is Anna.",)  # type: ignore[union-attr]
+    answer, events = say(graph, "Please forget that I prefer short answers.", "t2")
+    assert answer.startswith("Understood: your profile drops that after this answer.")
+    profile = ProfileMemory(backend.store).read(ANN)
+    assert profile is not None and profile.bullets("Communication Preferences") == ()
+    assert profile.bullets("Identity") == ("Name is Anna.",)
 
 
 async def test_the_profile_is_kept_and_extended_under_ainvoke(abackend: Backend) -> None:
