@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shutil
 import subprocess
 import sys
@@ -66,20 +67,35 @@ def test_version_comes_from_the_package_metadata() -> None:
     assert memory_plugin.__version__ == importlib.metadata.version("memory-plugin")
 
 
-def test_wheel_ships_py_typed(tmp_path: Path) -> None:
+def test_users_type_checker_sees_our_types(tmp_path: Path) -> None:
+    """The wheel ships py.typed, so mypy in a user's environment checks calls into us."""
     source = tmp_path / "src"
     shutil.copytree(ROOT / "memory_plugin", source / "memory_plugin")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     build = ["wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist")]
-    subprocess.run(
-        [sys.executable, "-m", "pip", *build, str(source)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    subprocess.run([sys.executable, "-m", "pip", *build, str(source)], check=True, timeout=300)
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     assert "memory_plugin/py.typed" in zipfile.ZipFile(wheel).namelist()
+
+    env = tmp_path / "user-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    site = env / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    install = ["install", "--no-deps", "-q", "--target", str(site / "site-packages")]
+    subprocess.run([sys.executable, "-m", "pip", *install, str(wheel)], check=True, timeout=300)
+    user = tmp_path / "user.py"
+    user.write_text('import memory_plugin\n\nbackend: int = memory_plugin.connect("memory://")\n')
+    python = str(env / "bin" / "python")
+    mypy = ["mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull]
+    checked = subprocess.run(
+        [sys.executable, "-m", *mypy, "--python-executable", python, str(user)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert 'expression has type "Backend", variable has type "int"' in checked.stdout, (
+        checked.stdout
+    )
 
 
 async def _roundtrip(store: BaseStore) -> str:
