@@ -109,6 +109,8 @@ STOP = frozenset(
         "anything",
         "some",
         "something",
+        "more",
+        "else",
         "s",
         "t",
         "d",

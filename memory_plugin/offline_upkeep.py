@@ -24,6 +24,7 @@ from memory_plugin.scoped.prompts import CONSOLIDATE_SYSTEM as FOLD_SYSTEM
 from memory_plugin.text import tokens
 from memory_plugin.thread.prompts import FLUSH_SYSTEM, SUMMARY_SYSTEM
 
+OFFLINE_MARK = "offline model"
 SUMMARY_LINES = 40
 LINE_CHARS = 160
 RECENT_KEPT = 3
@@ -230,7 +231,8 @@ def _summary_line(line: str) -> str | None:
         found = re.search(r'"text": "(.*)"\}\)$', line)
         return f"- Noted to memory: {_clean(found.group(1))}" if found else None
     if line.startswith("Assistant: "):
-        return f"- The answer was: {_clean(line[11:])}"
+        answer = line[11:]
+        return None if OFFLINE_MARK in answer else f"- The answer was: {_clean(answer)}"
     found = re.match(r"^Result of (\w+): (.*)", line)
     if found and found.group(1) not in ("remember", "recall"):
         return f"- {found.group(1)} returned: {_clean(found.group(2))}"
