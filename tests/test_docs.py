@@ -110,6 +110,22 @@ def test_snippets_need_no_key() -> None:
             assert "# for OpenAI:" in block.code, f"{block} does not say how to switch to OpenAI"
 
 
+def test_setting_defaults_quoted_in_the_docs_are_the_code_defaults() -> None:
+    from memory_plugin.settings.schema import MemorySettings
+
+    fields = MemorySettings.model_fields
+    quoted = re.compile(r"`(\w+)`\s+\(([\d,.]+)(%?)[,)]")
+    checked = 0
+    for page in PAGES:
+        for name, number, percent in quoted.findall(page.read_text()):
+            if name not in fields:
+                continue
+            value = float(number.replace(",", "")) / (100 if percent else 1)
+            assert value == pytest.approx(float(fields[name].default)), (page.name, name, number)
+            checked += 1
+    assert checked >= 15
+
+
 def test_readme_stays_short() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= 160
 
