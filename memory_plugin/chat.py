@@ -54,6 +54,7 @@ PROBLEMS = {
     "TimeoutError": "the model timed out",
     "RateLimitError": "the model's rate limit was hit",
     "AuthenticationError": "the model refused the API key",
+    "KeyboardInterrupt": "interrupted",
 }
 
 
@@ -90,11 +91,15 @@ class Chat:
 
     def send(self, text: str) -> None:
         """One turn: stream memory events, print the answer. A turn that fails prints one
-        line and is taken back, so the thread is as it was before it."""
-        before = self.graph.get_state(self.config)
+        line and is taken back, so the thread is as it was before it (Ctrl-C too)."""
+        try:
+            before = self.graph.get_state(self.config)
+        except Exception as exc:
+            self.say(f"  ! {problem(exc, 'the thread could not be read')}; try again.")
+            return
         try:
             self._stream(text)
-        except Exception as exc:
+        except (Exception, KeyboardInterrupt) as exc:
             logger.debug("the turn failed", exc_info=True)
             kept = self._take_back(before)
             again = "the turn was taken back, try again" if kept else "it may be half-kept"
@@ -353,14 +358,17 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
         )
     with connect(args.url) as backend:
         session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out)
-        session.show_history()
-        session.say("Type a message, or /help.")
-        for line in _lines(stdin, out):
-            if line.startswith("/"):
-                if not session.command(line):
-                    break
-            elif line:
-                session.send(line)
+        try:
+            session.show_history()
+            session.say("Type a message, or /help.")
+            for line in _lines(stdin, out):
+                if line.startswith("/"):
+                    if not session.command(line):
+                        break
+                elif line:
+                    session.send(line)
+        except KeyboardInterrupt:
+            print(file=out)
     return 0
 
 

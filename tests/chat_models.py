@@ -16,8 +16,8 @@ from memory_plugin.demo import DemoModel
 REQUEST = httpx.Request("POST", "https://api.example.com/v1/chat/completions")
 
 
-def provider_error(kind: str) -> Exception:
-    """The exception an OpenAI client raises for `kind`."""
+def provider_error(kind: str) -> BaseException:
+    """The exception an OpenAI client raises for `kind` (Ctrl-C: the one Python raises)."""
     if kind == "connection":
         return openai.APIConnectionError(request=REQUEST)
     if kind == "timeout":
@@ -27,6 +27,8 @@ def provider_error(kind: str) -> Exception:
         return openai.RateLimitError(
             "Rate limit reached for gpt-4o-mini", response=response, body=None
         )
+    if kind == "ctrl-c":
+        return KeyboardInterrupt()
     return ValueError(f"unexpected {kind}")
 
 

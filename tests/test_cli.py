@@ -5,6 +5,7 @@ restore."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -104,6 +105,7 @@ def test_a_failed_turn_is_one_line_and_taken_back(backend_url: str, tmp_path: Pa
         "fail with timeout",
         "fail with rate limit",
         "fail with anything else",
+        "fail with ctrl-c",
         "note then fail",
         "again",
         "/quit",
@@ -120,6 +122,7 @@ def test_a_failed_turn_is_one_line_and_taken_back(backend_url: str, tmp_path: Pa
         "! the model's rate limit was hit "
         f"(RateLimitError: Rate limit reached for gpt-4o-mini){taken_back}",
         f"! the turn failed (ValueError: unexpected anything else){taken_back}",
+        f"! interrupted (KeyboardInterrupt){taken_back}",
         f"! the model could not be reached (APIConnectionError: Connection error.){taken_back}",
         "assistant> echo: again (2 of your messages in view)",
     ]
@@ -237,3 +240,25 @@ def test_history_and_restore_through_the_console_script(tmp_path: Path) -> None:
     assert document is not None and document.text == "- Likes tea"
     missing = cli(tmp_path, "restore", *scope, "9")
     assert missing.returncode == 2 and missing.stderr.startswith("memory-plugin: ")
+
+
+def test_ctrl_c_at_the_prompt_leaves_quietly(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    chat = subprocess.Popen(
+        [str(SCRIPT), "chat", "--user", "ann"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert chat.stdout is not None
+    started = ""
+    while "Type a message" not in started and (line := chat.stdout.readline()):
+        started += line
+    assert "Type a message" in started
+    chat.send_signal(signal.SIGINT)
+    _, err = chat.communicate(timeout=60)
+    assert chat.returncode == 0, err
+    assert "Traceback" not in err
