@@ -204,9 +204,8 @@ class Chat:
             if not notes:
                 self.say("There are no notes to forget yet.")
             elif not arg.isdigit() or not 1 <= int(arg) <= len(notes):
-                self.say(
-                    f"There is no note {arg or 'N'}: /forget N, with N from /notes (1-{len(notes)})"
-                )
+                what = f"There is no note {arg}: " if arg else "usage: "
+                self.say(f"{what}/forget N, with N from /notes (1-{len(notes)})")
             else:
                 self.notes.delete_note(self.ctx, notes[int(arg) - 1].key)
                 self.say(f"forgot note {arg}")

@@ -139,13 +139,15 @@ def test_a_failed_turn_is_one_line_and_taken_back(backend_url: str, tmp_path: Pa
 
 
 def test_forget_explains_what_there_is_to_forget(tmp_path: Path) -> None:
-    lines = ["/forget 99", "note then fail", "/forget 99", "/forget x", "/forget 1", "/notes"]
+    lines = ["/forget 99", "note then fail", "/forget 99", "/forget x", "/forget", "/forget 1"]
+    lines.append("/notes")
     done = cli(tmp_path, "chat", "--model", FLAKY, stdin="\n".join(lines))
     out = done.stdout
     assert done.returncode == 0, done.stderr
     assert "There are no notes to forget yet." in out
     assert "There is no note 99: /forget N, with N from /notes (1-1)" in out
     assert "There is no note x: /forget N, with N from /notes (1-1)" in out
+    assert "usage: /forget N, with N from /notes (1-1)" in out
     assert "forgot note 1" in out and "(no notes)" in out
 
 
