@@ -15,6 +15,7 @@ logger = logging.getLogger(__name__)
 
 FALLBACK_WINDOW = 200_000
 PER_MESSAGE_OVERHEAD = 3
+ENCODING_LOAD_SECONDS = 5.0
 Encoder = Callable[[str], int]
 
 
@@ -94,13 +95,26 @@ def model_name(model: Any) -> str | None:
 
 
 def _tiktoken_encoder(name: str) -> Encoder | None:
-    try:
-        import tiktoken
+    """tiktoken's encoding for the model, loaded (and downloaded on first use, which on a
+    network that never answers would wait forever) within ENCODING_LOAD_SECONDS."""
+    loaded: list[Any] = []
 
-        encoding = tiktoken.encoding_for_model(name)
-    except Exception as exc:  # offline, unknown model, or tiktoken missing
-        logger.info("token counting for %s falls back to the approximate counter: %s", name, exc)
+    def load() -> None:
+        try:
+            import tiktoken
+
+            loaded.append(tiktoken.encoding_for_model(name))
+        except Exception as exc:  # offline, unknown model, or tiktoken missing
+            loaded.append(exc)
+
+    worker = threading.Thread(target=load, name=f"tiktoken-{name}", daemon=True)
+    worker.start()
+    worker.join(ENCODING_LOAD_SECONDS)
+    found = loaded[0] if loaded else TimeoutError(f"not loaded in {ENCODING_LOAD_SECONDS:g} s")
+    if isinstance(found, Exception):
+        logger.info("token counting for %s falls back to the approximate counter: %s", name, found)
         return None
+    encoding = found
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 

@@ -4,11 +4,16 @@ prebuilt graph and through the chatbot's console script."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -21,7 +26,7 @@ from langchain_openai import ChatOpenAI
 from openai import APIConnectionError, APITimeoutError, InternalServerError, RateLimitError
 from pydantic import SecretStr
 
-from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin import Backend, MemoryContext, connect, create_memory_graph
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
 from tests.conftest import url_for
@@ -455,3 +460,40 @@ def test_memory_work_goes_to_the_maintenance_model_named_in_the_environment(
     assert "profile updated" in done.stdout
     check_first_turn(server, streaming=False)
     assert [r.body["model"] for r in server.completions] == ["gpt-test", "gpt-test", "gpt-cheap"]
+
+
+@pytest.fixture
+def silent_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """HTTPS through a proxy that accepts connections and never answers (a network that
+    drops traffic), and no tiktoken encodings cached."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                accepted.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
+    yield
+    listener.close()
+    for connection in accepted:
+        connection.close()
+
+
+def test_a_known_openai_model_name_does_not_stall_on_a_silent_network(
+    server: OpenAIServer, silent_network: None
+) -> None:
+    """tiktoken downloads a known model's encoding on first use; the token counter waits for
+    it a few seconds, then counts approximately (the backend plays no part: one is enough)."""
+    server.script(text("Hello, Ann!"), text("NOOP"))
+    model = openai_model(server, streaming=False)
+    model.model_name = f"gpt-4o-{uuid.uuid4().hex[:8]}"
+    started = time.monotonic()
+    with connect("memory://") as backend:
+        graph = create_memory_graph(model, store=backend.store, checkpointer=backend.checkpointer)
+        out = graph.invoke({"messages": [HumanMessage("Hello")]}, config("t1"), context=ANN)
+    assert out["messages"][-1].text == "Hello, Ann!"
+    assert time.monotonic() - started < 20
