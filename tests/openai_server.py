@@ -131,15 +131,16 @@ class OpenAIServer:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closing: threading.Event = field(default_factory=threading.Event)
     _server: ThreadingHTTPServer | None = None
+    _timer: threading.Timer = field(init=False)
 
     def __post_init__(self) -> None:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         server.daemon_threads = True
         self._server = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        timer = threading.Timer(self.lifetime, self.close)
-        timer.daemon = True
-        timer.start()
+        self._timer = threading.Timer(self.lifetime, self.close)
+        self._timer.daemon = True
+        self._timer.start()
 
     @property
     def base_url(self) -> str:
@@ -177,6 +178,7 @@ class OpenAIServer:
     def close(self) -> None:
         """Stop listening and release any hanging request."""
         self._closing.set()
+        self._timer.cancel()
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()
