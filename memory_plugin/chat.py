@@ -345,7 +345,7 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
         thread_visibility="shared" if args.shared else "private",
     )
     if args.model or os.environ.get(MODEL_ENV):
-        model = resolve_model(args.model)
+        model = resolve_model(args.model, timeout=args.timeout)
     else:
         from memory_plugin.offline import OfflineModel
 

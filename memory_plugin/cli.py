@@ -128,6 +128,13 @@ def _chat_options(parser: argparse.ArgumentParser) -> None:
         "--model",
         help="chat model, e.g. openai:gpt-4o-mini (default: $MEMORY_MODEL, else the offline model)",
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds one model request may take before the turn fails (openai, azure_openai "
+        "and anthropic models; default: 60)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

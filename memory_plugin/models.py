@@ -29,12 +29,17 @@ def _load_object(spec: str) -> Any:
     return getattr(module, attr)
 
 
-def resolve_model(spec: str | None = None) -> BaseChatModel:
+TIMEOUT_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
+"""Providers whose LangChain chat model takes `timeout` (seconds per request)."""
+
+
+def resolve_model(spec: str | None = None, *, timeout: float | None = None) -> BaseChatModel:
     """A chat model from `spec` or $MEMORY_MODEL.
 
     `provider:model` (for example `openai:gpt-4o-mini`) goes through LangChain's
-    `init_chat_model`; `package.module:name` or `path/to/file.py:name` names a chat model
-    object, or a function returning one.
+    `init_chat_model`, with `timeout` and one retry for the providers in TIMEOUT_PROVIDERS;
+    `package.module:name` or `path/to/file.py:name` names a chat model object, or a function
+    returning one (set its timeout there).
     """
     spec = spec or os.environ.get(MODEL_ENV)
     if not spec:
@@ -50,7 +55,11 @@ def resolve_model(spec: str | None = None) -> BaseChatModel:
         else:
             from langchain.chat_models import init_chat_model
 
-            model = init_chat_model(spec)
+            provider = location.lower()
+            limits: dict[str, Any] = {}
+            if timeout is not None and provider in TIMEOUT_PROVIDERS:
+                limits = {"timeout": timeout, "max_retries": 1}
+            model = init_chat_model(spec, **limits)
     except MemoryPluginError:
         raise
     except Exception as exc:

@@ -363,6 +363,21 @@ def test_a_failed_turn_is_one_line_and_the_chat_goes_on(
     assert TOLD not in again.stdout and "you> Hello\nassistant> Hello, Ann!" in again.stdout
 
 
+def test_a_provider_model_that_hangs_fails_within_the_chat_timeout(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    """`--model openai:...` gets the chat's `--timeout`: a server that never answers costs a
+    turn seconds (one retry), not the SDK's ten minutes."""
+    server.script(hang(30), hang(30), text("Hello, Ann!"), text("NOOP"))
+    started = time.monotonic()
+    done = chatbot(tmp_path, server.base_url, "--timeout", "1", stdin="Hi\nHello\n/quit\n")
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < CHAT_TIMEOUT
+    (line,) = problem_lines(done.stdout)
+    assert "timed out" in line and "taken back" in line
+    assert "assistant> Hello, Ann!" in done.stdout.split(line, 1)[1]
+
+
 def test_a_stream_reset_midway_is_one_line_and_the_partial_answer_is_dropped(
     tmp_path: Path, server: OpenAIServer
 ) -> None:
