@@ -23,6 +23,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
 from memory_plugin.blocks import BlockSource
+from memory_plugin.bounded import BoundedMemory, bounded_memory_tools
 from memory_plugin.compat import RunnableCallable
 from memory_plugin.context import MemoryContext, current_context
 from memory_plugin.identity import Membership
@@ -115,7 +116,7 @@ class MemoryServices:
         kind = self.kinds.get(name)
         if kind is None:
             return None
-        if off and kind == "scoped_memory":
+        if off and kind in ("scoped_memory", "bounded_memory"):
             return f"Memory not changed: {name} is unavailable because {off}."
         if getattr(settings, kind):
             return None
@@ -192,10 +193,12 @@ def build_services(
         else None
     )
     sources: list[BlockSource] = [s for s in (scoped, profile) if s is not None]
+    bounded = BoundedMemory(store, settings=source) if base.bounded_memory else None
     manager = ContextManager(
         model,
         summary_model=maintenance,
         sources=sources,
+        frozen_sources=[bounded] if bounded is not None else [],
         system_prompt=system_prompt,
         settings=source,
         membership=membership,
@@ -206,6 +209,9 @@ def build_services(
         scoped_tools = scoped_memory_tools(service=scoped, membership=membership)
         tools += scoped_tools
         kinds.update(dict.fromkeys((t.name for t in scoped_tools), "scoped_memory"))
+    if bounded is not None:
+        tools += bounded_memory_tools(bounded, membership=membership)
+        kinds[tools[-1].name] = "bounded_memory"
     if base.context_management:
         thread_tools = journal_tools()
         tools += thread_tools

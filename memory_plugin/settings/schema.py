@@ -135,6 +135,18 @@ class MemorySettings(BaseModel):
         8_000, "tokens out of the window before a summary pass", ge=500, le=200_000
     )
 
+    # Bounded entry memory (bounded-entry-memory.md)
+    bounded_memory: bool = _f(False, "the memory tool and its frozen memory/user blocks")
+    bounded_memory_chars: int = _f(
+        2_200, "the agent's own notes (target memory), whole joined text", ge=200, le=20_000
+    )
+    bounded_user_chars: int = _f(
+        1_375, "who the user is (target user), whole joined text", ge=200, le=20_000
+    )
+    session_idle_minutes: int = _f(
+        30, "an idle gap this long starts a new session (fresh frozen blocks)", ge=1, le=10_080
+    )
+
     # User profile memory (user-profile-memory.md)
     profile: bool = _f(True, "operator feature flag for the user profile", layers=PLATFORM_ONLY)
     profile_space: bool = _f(True, "space switch for the user profile", layers=("space",))

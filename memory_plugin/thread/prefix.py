@@ -5,12 +5,18 @@ blocks, each source failing alone; `model_input` assembles, at model-call time, 
 prompt, the frozen blocks (a snapshot taken on the thread's first turn), the per-turn and
 recent-notes blocks, then the running summary. Its bookkeeping: `memory_blocks` in the state,
 and `policy` and `frozen_blocks` in memory_context.
+
+The frozen blocks are a snapshot per session: a session starts on the thread's first turn,
+after an idle gap of `session_idle_minutes` since the last turn began, and after a compaction
+(`session_turn_at` and `session_dividers` in memory_context), so writes during a session
+never change its prompt.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -28,6 +34,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan, gather
 from memory_plugin.settings import MemorySettings
+from memory_plugin.thread.compaction import DIVIDERS
 from memory_plugin.thread.journaling import SEQ
 from memory_plugin.thread.turn import (
     RECENT_WINDOW,
@@ -41,6 +48,18 @@ from memory_plugin.thread.window import RollingSummaries
 
 logger = logging.getLogger(__name__)
 POLICY, FROZEN = "policy", "frozen_blocks"
+TURN_AT, SESSION_DIVIDERS = "session_turn_at", "session_dividers"
+
+
+def new_session(info: State, settings: MemorySettings, now: datetime) -> bool:
+    """Whether this turn starts a session: no snapshot yet, a compaction since it was taken,
+    or an idle gap since the last turn began."""
+    if FROZEN not in info or info.get(SESSION_DIVIDERS, 0) != len(info.get(DIVIDERS) or []):
+        return True
+    last = info.get(TURN_AT)
+    if not last:
+        return False
+    return now - datetime.fromisoformat(last) >= timedelta(minutes=settings.session_idle_minutes)
 
 
 class Prefix:
@@ -53,12 +72,14 @@ class Prefix:
         frozen_sources: Sequence[BlockSource],
         settings: TurnSettings,
         rolling: RollingSummaries,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.system_prompt = system_prompt
         self.sources = list(sources)
         self.frozen_sources = list(frozen_sources)
         self.settings = settings
         self.rolling = rolling
+        self.clock = clock
         self._cached: tuple[tuple[Any, ...], list[BaseMessage]] | None = None
 
     def blocks_plan(
@@ -79,8 +100,8 @@ class Prefix:
         return blocks, all(source_blocks is not None for source_blocks in found)
 
     def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        """The load_memory update: settings, blocks, and the frozen snapshot on the first
-        turn (taken again next turn if a frozen source failed)."""
+        """The load_memory update: settings, blocks, and the frozen snapshot when a session
+        starts (taken again next turn if a frozen source failed)."""
         info = state.get("memory_context") or {}
         settings = yield from self.settings.resolve_plan(ctx)
         blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
@@ -88,10 +109,15 @@ class Prefix:
         context: State = {POLICY: settings.thread_policy, SETTINGS: settings.model_dump()}
         if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
             context.update((yield from self.rolling.load_plan(thread_id_of(config))))
-        if FROZEN not in info:
+        now = self.clock()
+        context[TURN_AT] = now.isoformat()
+        if new_session(info, settings, now):
             frozen, complete = yield from self.blocks_plan(self.frozen_sources, ctx, settings)
             if complete:
                 context[FROZEN] = to_dicts(frozen)
+                context[SESSION_DIVIDERS] = len(info.get(DIVIDERS) or [])
+            else:
+                context[TURN_AT] = info.get(TURN_AT)
         return {
             "memory_blocks": to_dicts(blocks),
             "memory_command": None,

@@ -1,0 +1,13 @@
+"""Bounded entry memory: the agent's notes and who the user is, small and always in view."""
+
+from memory_plugin.bounded.api import BoundedMemory, bounded_namespace
+from memory_plugin.bounded.entries import TargetView
+from memory_plugin.bounded.tools import MEMORY_TOOL, bounded_memory_tools
+
+__all__ = [
+    "MEMORY_TOOL",
+    "BoundedMemory",
+    "TargetView",
+    "bounded_memory_tools",
+    "bounded_namespace",
+]

@@ -1,0 +1,165 @@
+"""BoundedMemory: the Python API over the `memory` and `user` targets, sync and async.
+
+Each target is one store record per agent and user ({"entries": [...], "version": n}),
+written with a compare-and-swap on its version and retried on a conflict, so concurrent
+writers never lose an entry nor pass the limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.config import get_store
+from langgraph.store.base import BaseStore, GetOp
+
+from memory_plugin.blocks import PromptBlock
+from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
+from memory_plugin.bounded.prompt import block_text
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import ConflictError, ScopeError
+from memory_plugin.namespaces import encode_id, namespace
+from memory_plugin.plans import Plan, PutIfVersion, arun, run
+from memory_plugin.safety import screen
+from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
+
+RETRIES = 64
+BLOCK = "bounded_memory"
+
+
+def bounded_namespace(ctx: MemoryContext) -> tuple[str, ...]:
+    """Where one agent's bounded entries for one user live."""
+    if not ctx.user_id:
+        raise ScopeError("bounded memory needs user_id in the run context, and there is none")
+    if ctx.thread_owner_id is not None and ctx.thread_owner_id != ctx.user_id:
+        raise ScopeError("bounded memory cannot be used from another user's thread")
+    tenant = ("org", encode_id(ctx.org_id, what="org_id")) if ctx.org_id else ()
+    agent = encode_id(ctx.agent_id, what="agent_id") if ctx.agent_id else "default"
+    user = encode_id(ctx.user_id, what="user_id")
+    return namespace(*tenant, "agent", agent, "user", user, "bounded")
+
+
+def limit_of(settings: MemorySettings, target: str) -> int:
+    """The character limit of a target."""
+    return settings.bounded_memory_chars if target == "memory" else settings.bounded_user_chars
+
+
+def _entries(item: Any) -> tuple[list[str], int | None]:
+    if item is None:
+        return [], None
+    value = item.value
+    return [str(e) for e in value.get("entries") or []], value.get("version")
+
+
+class BoundedMemory:
+    """The agent's notes (`memory`) and who the user is (`user`), each a bounded list of
+    entries, per agent and user."""
+
+    def __init__(
+        self,
+        store: BaseStore | None = None,
+        *,
+        settings: MemorySettings | SettingsCache | LayeredSettings | None = None,
+    ) -> None:
+        self._store = store
+        self._layered = settings if isinstance(settings, LayeredSettings) else None
+        defaults = settings if isinstance(settings, MemorySettings) else None
+        self._cache = settings if isinstance(settings, SettingsCache) else SettingsCache(defaults)
+
+    @property
+    def store(self) -> BaseStore:
+        """The store given, else the running graph's (as under LangGraph Server)."""
+        return self._store if self._store is not None else get_store()
+
+    @property
+    def settings(self) -> LayeredSettings:
+        """The layered settings over this store."""
+        return self._layered or self._cache.for_store(self.store)
+
+    def _settings_plan(self, ctx: MemoryContext) -> Plan[MemorySettings]:
+        effective = yield from self.settings.effective_plan(ctx)
+        return effective.values
+
+    def read_plan(
+        self, ctx: MemoryContext, settings: MemorySettings
+    ) -> Plan[dict[str, TargetView]]:
+        """Both targets' entries and usage."""
+        ns = bounded_namespace(ctx)
+        items = yield [GetOp(ns, target) for target in TARGETS]
+        views: dict[str, TargetView] = {}
+        for target, item in zip(TARGETS, items, strict=True):
+            entries, _ = _entries(item)
+            views[target] = TargetView(target, entries, used(entries), limit_of(settings, target))
+        return views
+
+    def _read(self, ctx: MemoryContext) -> Plan[dict[str, TargetView]]:
+        settings = yield from self._settings_plan(ctx)
+        return (yield from self.read_plan(ctx, settings))
+
+    def read(self, ctx: MemoryContext) -> dict[str, TargetView]:
+        """Both targets (`memory`, `user`) with their entries and usage."""
+        return run(self.store, self._read(ctx))
+
+    async def aread(self, ctx: MemoryContext) -> dict[str, TargetView]:
+        """Async twin of read."""
+        return await arun(self.store, self._read(ctx))
+
+    def _apply(
+        self,
+        ctx: MemoryContext,
+        action: str,
+        target: str,
+        content: str | None,
+        old_text: str | None,
+    ) -> Plan[str]:
+        check_names(action, target)
+        if content is not None and action != "remove":
+            screen(content, f"the {target} entry")
+        ns = bounded_namespace(ctx)
+        settings = yield from self._settings_plan(ctx)
+        limit = limit_of(settings, target)
+        for _ in range(RETRIES):
+            (item,) = yield [GetOp(ns, target)]
+            entries, version = _entries(item)
+            view = TargetView(target, entries, used(entries), limit)
+            new, answer = edit(entries, action, content, old_text, view)
+            if new is None:
+                return answer
+            stored = yield PutIfVersion(ns, target, {"entries": new}, version)
+            if stored is not None:
+                return answer
+        raise ConflictError(f"the {target} entries kept changing; nothing was saved, try again")
+
+    def apply(
+        self,
+        ctx: MemoryContext,
+        action: str,
+        target: str,
+        content: str | None = None,
+        old_text: str | None = None,
+    ) -> str:
+        """Add, replace or remove one entry of a target; the answer text for the model.
+        Raises MemoryWriteError (bad input, screened text, over the limit), nothing stored."""
+        return run(self.store, self._apply(ctx, action, target, content, old_text))
+
+    async def aapply(
+        self,
+        ctx: MemoryContext,
+        action: str,
+        target: str,
+        content: str | None = None,
+        old_text: str | None = None,
+    ) -> str:
+        """Async twin of apply."""
+        return await arun(self.store, self._apply(ctx, action, target, content, old_text))
+
+    def blocks_plan(
+        self, ctx: MemoryContext, settings: MemorySettings | None = None
+    ) -> Plan[list[PromptBlock]]:
+        """The frozen block showing both targets with their usage (none without a user or
+        with bounded memory switched off)."""
+        if settings is None:
+            settings = yield from self._settings_plan(ctx)
+        if not settings.bounded_memory or not ctx.user_id:
+            return []
+        views = yield from self.read_plan(ctx, settings)
+        return [PromptBlock(BLOCK, "frozen", block_text(views))]

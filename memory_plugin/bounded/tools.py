@@ -1,0 +1,69 @@
+"""The model's `memory` tool over the bounded targets."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolRuntime
+
+from memory_plugin.bounded.api import BoundedMemory
+from memory_plugin.identity import Membership
+from memory_plugin.scoped.tools import tool_context
+from memory_plugin.tooling import twin_tool
+
+MEMORY_TOOL = "memory"
+DESCRIPTION = (
+    "Edit your bounded long-term memory, shown in <memory_entries> (target memory: your own "
+    "notes: environment facts, project conventions, tool quirks, lessons learned) and "
+    "<user_entries> (target user: who the user is: name, role, preferences, communication "
+    "style). Save proactively, without being asked, whenever something is worth remembering: "
+    "corrections ('remember this', 'don't do that again'), stable preferences and personal "
+    "details, environment facts (OS, installed tools, project structure), conventions and API "
+    "quirks of the user's setup. Skip task progress, session outcomes, completed-work logs, "
+    "temporary TODO state, raw data dumps and anything trivial or easy to find again; reusable "
+    "procedures belong in a skill, not here. action add needs content; replace needs old_text "
+    "(a short unique part of the entry) and content; remove needs old_text. Space is limited "
+    "(characters of all entries together): when a write would exceed the limit, replace or "
+    "remove entries first, keeping by priority user preferences and corrections, then "
+    "environment facts, then procedures. Changes are saved at once and show in the next "
+    "session."
+)
+
+
+def bounded_memory_tools(
+    service: BoundedMemory | None = None, *, membership: Membership | None = None
+) -> list[BaseTool]:
+    """The `memory` tool, using `service` (default: one over the running graph's store)."""
+    memory = service or BoundedMemory()
+
+    def body(
+        action: Literal["add", "replace", "remove"],
+        target: Literal["memory", "user"],
+        runtime: ToolRuntime[Any, Any],
+        content: str | None = None,
+        old_text: str | None = None,
+    ) -> str:
+        ctx = tool_context(runtime, membership)
+        return memory.apply(ctx, action, target, content, old_text)
+
+    async def abody(
+        action: Literal["add", "replace", "remove"],
+        target: Literal["memory", "user"],
+        runtime: ToolRuntime[Any, Any],
+        content: str | None = None,
+        old_text: str | None = None,
+    ) -> str:
+        ctx = tool_context(runtime, membership)
+        return await memory.aapply(ctx, action, target, content, old_text)
+
+    return [
+        twin_tool(
+            MEMORY_TOOL,
+            DESCRIPTION,
+            body,
+            abody,
+            refused="Memory not changed: ",
+            unavailable="Memory is unavailable right now",
+        )
+    ]
