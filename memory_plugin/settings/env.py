@@ -22,7 +22,9 @@ logger = logging.getLogger(__name__)
 PREFIX = "MEMORY_"
 LOCKED_VAR = "MEMORY_LOCKED"
 # MEMORY_* variables the project reads that are not settings.
-OTHER_VARIABLES = frozenset({"MEMORY_URL", "MEMORY_MODEL", LOCKED_VAR, "MEMORY_TEST_POSTGRES_URL"})
+OTHER_VARIABLES = frozenset(
+    {"MEMORY_URL", "MEMORY_MODEL", LOCKED_VAR, "MEMORY_TEST_POSTGRES_URL", "MEMORY_AUTH_TOKENS"}
+)
 
 
 def env_var(name: str) -> str:
