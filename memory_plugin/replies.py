@@ -91,7 +91,7 @@ def checked_rewrite(
     if total >= min_lines and gone > max_drop * total:
         raise RejectedReply(what, f"it drops {gone} of the {total} lines of the previous text")
     try:
-        screen(text, what)
+        screen(text, what, lines=True)
     except MemoryWriteError as exc:
         raise RejectedReply(what, f"the safety screen refused it ({exc})") from None
     return text

@@ -21,7 +21,7 @@ from memory_plugin.backends.conditional import next_version
 from memory_plugin.errors import ConflictError, MemoryWriteError
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion
 from memory_plugin.replies import RejectedReply, checked_rewrite
-from memory_plugin.safety import screen, strip_control
+from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.prompts import compression_messages
 from memory_plugin.settings import MemorySettings
@@ -80,15 +80,17 @@ def size_warning(text: str, settings: MemorySettings) -> str | None:
     )
 
 
-def _clean(text: Any) -> str:
+def _clean(text: Any, visibility: Visibility) -> str:
     if not isinstance(text, str):
         raise MemoryWriteError(f"the memory document must be text, got {type(text).__name__}")
     cleaned = strip_control(text, keep_newlines=True).strip()
-    screen(cleaned, "the memory document")
+    screen(cleaned, "the memory document", visibility=visibility, lines=True)
     return cleaned
 
 
-def _compress_plan(text: str, settings: MemorySettings, model: BaseChatModel) -> Plan[str]:
+def _compress_plan(
+    text: str, settings: MemorySettings, model: BaseChatModel, visibility: Visibility
+) -> Plan[str]:
     """The model's shorter rewrite of an over-long document, checked before it may be saved."""
     hard, target = settings.document_hard_limit_chars, settings.document_soft_limit_chars
     timeout = settings.compression_timeout_seconds
@@ -100,7 +102,8 @@ def _compress_plan(text: str, settings: MemorySettings, model: BaseChatModel) ->
             f"compressing it failed ({type(exc).__name__}: {exc}); the previous document is kept"
         ) from exc
     try:
-        return _clean(checked_rewrite(reply, previous=text, what="the compressed memory document"))
+        rewrite = checked_rewrite(reply, previous=text, what="the compressed memory document")
+        return _clean(rewrite, visibility)
     except RejectedReply as exc:
         raise RejectedReply(exc.what, f"{exc.reason}; the previous document is kept") from None
 
@@ -124,7 +127,8 @@ def write_plan(
     MemoryWriteError when the text is refused and ConflictError when someone else saved
     first; nothing is written in either case.
     """
-    cleaned = _clean(text)
+    visibility = visibility_of(scope.kind)
+    cleaned = _clean(text, visibility)
     hard = settings.document_hard_limit_chars
     compressed = False
     if len(cleaned) > hard:
@@ -133,7 +137,7 @@ def write_plan(
                 f"the memory document is {len(cleaned):,} characters, over the hard limit of "
                 f"{hard:,}, and no model is configured to compress it; shorten it and retry"
             )
-        cleaned = yield from _compress_plan(cleaned, settings, model)
+        cleaned = yield from _compress_plan(cleaned, settings, model, visibility)
         compressed = True
         if len(cleaned) > hard:
             raise MemoryWriteError(

@@ -19,7 +19,7 @@ from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 from memory_plugin.backends.claims import InsertNext, positioned_key
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan, PutIfVersion
-from memory_plugin.safety import screen, strip_control
+from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope
 
 logger = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def note_key(day: str, position: int) -> str:
     return positioned_key(day, position)
 
 
-def validate_note(text: Any, max_chars: int) -> str:
+def validate_note(text: Any, max_chars: int, *, visibility: Visibility = "private") -> str:
     """Return the note as a single `- text` bullet, or raise naming what is wrong."""
     if not isinstance(text, str):
         raise MemoryWriteError(f"a note must be text, got {type(text).__name__}")
@@ -77,7 +77,7 @@ def validate_note(text: Any, max_chars: int) -> str:
             f"a note is at most {max_chars:,} characters (this one has {len(body):,}); "
             "write it shorter"
         )
-    screen(body, "the note")
+    screen(body, "the note", visibility=visibility)
     return f"- {body}"
 
 
@@ -131,7 +131,7 @@ def append_plan(
     scope: Scope, text: Any, max_chars: int, now: datetime, semantic: bool
 ) -> Plan[Note]:
     """Validate and append one note at the next position of its UTC day."""
-    line = validate_note(text, max_chars)
+    line = validate_note(text, max_chars, visibility=visibility_of(scope.kind))
     day = now.astimezone(UTC).date().isoformat()
     created_at = now.astimezone(UTC).isoformat()
     value = {"text": line, "day": day, "created_at": created_at, "consolidated": False}

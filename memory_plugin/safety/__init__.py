@@ -1,0 +1,79 @@
+"""The one safety screen for every memory write: memory is re-injected into every prompt.
+
+`screen(text, what)` raises a MemoryWriteError naming the rule the text breaks: hidden
+characters (checked on the raw text), instructions to the model, role or tag markers, secret
+exfiltration, persistence or backdoors (matched on normalised forms of the text, see
+`normalise.variants`), and credentials, which only private memory may hold.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Literal
+
+from memory_plugin.errors import MemoryWriteError
+from memory_plugin.safety.credentials import credential_kind
+from memory_plugin.safety.normalise import hidden_character, variants
+from memory_plugin.safety.rules import ALL
+
+Visibility = Literal["private", "shared"]
+
+__all__ = [
+    "Visibility",
+    "credential_kind",
+    "screen",
+    "strip_control",
+    "violation",
+    "visibility_of",
+]
+_SHARED_KINDS = frozenset({"team", "agent"})
+
+
+def visibility_of(scope_kind: str) -> Visibility:
+    """Whom a scope's memory reaches: team and agent-wide memory are shared."""
+    return "shared" if scope_kind in _SHARED_KINDS else "private"
+
+
+def strip_control(text: str, *, keep_newlines: bool) -> str:
+    """Remove control characters (keeping line breaks and tabs in multi-line text)."""
+    allowed = "\n\t" if keep_newlines else ""
+    return "".join(ch for ch in text if ch in allowed or unicodedata.category(ch) != "Cc")
+
+
+def violation(text: str, *, visibility: Visibility = "private") -> str | None:
+    """Why the text may not be stored (what is wrong, then the rule's name), else None."""
+    hidden = hidden_character(text)
+    if hidden is not None:
+        return (
+            f"contains the invisible or bidirectional character {hidden} "
+            "(safety screen rule: hidden characters)"
+        )
+    forms = variants(text)
+    for rule in ALL:
+        if any(rule.matches(form) for form in forms):
+            return f"{rule.refusal} (safety screen rule: {rule.name})"
+    if visibility == "shared":
+        kind = credential_kind(text)
+        if kind is not None:
+            return (
+                f"holds a secret ({kind}), and shared memory is seen by the whole workspace; "
+                "keep secrets in a secret manager (safety screen rule: credential)"
+            )
+    return None
+
+
+def screen(
+    text: str, what: str, *, visibility: Visibility = "private", lines: bool = False
+) -> None:
+    """Refuse text that hides characters, steers the model, leaks or plants secrets."""
+    if lines:
+        for number, line in enumerate(text.splitlines(), start=1):
+            reason = violation(line, visibility=visibility)
+            if reason is not None:
+                preview = line.strip()
+                preview = preview if len(preview) <= 60 else preview[:57] + "..."
+                raise MemoryWriteError(f"{what} at line {number} ({preview!r}) {reason}")
+        return
+    reason = violation(text, visibility=visibility)
+    if reason is not None:
+        raise MemoryWriteError(f"{what} {reason}")

@@ -1,0 +1,520 @@
+"""The screen's rules: patterns over normalised text, grouped by the rule they enforce."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named rule, how a refusal reads, and the patterns (over normalised text) that break it."""
+
+    name: str
+    refusal: str
+    patterns: tuple[re.Pattern[str], ...]
+
+    def matches(self, text: str) -> bool:
+        """Whether any pattern of the rule matches the text."""
+        return any(pattern.search(text) for pattern in self.patterns)
+
+
+def _compile(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p, re.MULTILINE | re.DOTALL) for p in patterns)
+
+
+_EARLIER = (
+    r"(previous|prior|earlier|above|preceding|foregoing|original|initial|old|former|existing"
+    r"|system|safety|developer|default|current|other|all|any|every|these|those|your|my|the)"
+)
+_ORDERS = (
+    r"(instructions?|prompts?|directions?|directives?|guidelines?|guidance|commands?|orders"
+    r"|programming|constraints|restrictions|guardrails|policies|rules|context|training"
+    r"|system ?prompt|system ?message|messages)"
+)
+_DROP = (
+    r"(ignore|disregard|forget|override|overrule|bypass|skip|discard|abandon|neglect|overlook"
+    r"|set aside|throw out|throw away|pay no (attention|heed|mind) to|do ?n[o']t (follow|obey)"
+    r"|do not (follow|obey)|stop (following|obeying)|no longer (follow|obey)|drop|erase|wipe"
+    r"|clear|reset|scrap|nullify|cancel|delete|remove|suspend|lift|turn off|disable)"
+)
+_SECRET_THINGS = (
+    r"(api[ _-]?keys?|access ?keys?|secret ?keys?|keys|tokens?|secrets?|credentials?|passwords?"
+    r"|passwd|passphrases?|\.env\b|env(ironment)? ?(vars?|variables)|\.netrc|\.pgpass|\.npmrc"
+    r"|\.pypirc|\.git-credentials|aws[/ ]credentials|\.aws|id_rsa|id_ed25519|ssh ?keys?"
+    r"|private ?keys?|cookies?|session ?(ids?|tokens?)|(the |this |our |whole |entire |full )*"
+    r"(conversation|chat|dialog(ue)?|transcript|messages|chat history|history|system prompt)"
+    r"|(every|each|all( the)?|any) (messages?|conversations?|chats?|prompts?|inputs?|replies|"
+    r"questions|answers|requests?)|everything the user|what the user (writes|says|types)"
+    r"|user ?data|personal data|\$[a-z_]*(key|token|secret|pass)[a-z_]*)"
+)
+_SEND = (
+    r"(send|sends|post|upload|forward|exfiltrate|transmit|e-?mail|leak|copy|submit|paste|pipe"
+    r"|beacon|ship|report|push|sync|mirror|dump|relay|attach|share|deliver|export)"
+)
+_DEST = (
+    r"(https?:|hxxps?:|www\.|ftp:|\burl\b|\bwebhook|\bendpoint|\bserver\b|pastebin|requestbin"
+    r"|ngrok|\bdiscord|telegram|attacker|external|remote|[a-z0-9-]+\.(com|net|org|io|xyz|ru|cn"
+    r"|tk|top|site|info|biz|cc|me|app|dev|example)\b|@[a-z0-9-]+\.|\d+\.\d+\.\d+\.\d+)"
+)
+_CUE = (
+    r"(^|[.!?;:\-–—]\s*|\b(please|always|silently|secretly|quietly|covertly|automatically|then"  # noqa: RUF001
+    r"|and|also|first|immediately|whenever[^.]{0,60}?,?|every ?time[^.]{0,60}?,?|each time[^.]"
+    r"{0,60}?,?|you (must|should|will|need to|have to|shall)|remember to|make sure (to|you)"
+    r"|be sure to|don'?t forget to|do not forget to|your (task|job) is to|i want you to)\s+)"
+)
+_SHELL_FILES = (
+    r"(authorized_keys|\.bashrc|\.bash_profile|\.zshrc|\.zprofile|\.profile\b|\.bash_login"
+    r"|\.config/fish|/etc/profile|/etc/cron|crontab|/etc/rc\.local|/etc/sudoers|/etc/passwd"
+    r"|/etc/shadow|\.ssh/|systemd/system|launchagents|launchdaemons|startup folder|run ?once"
+    r"|registry run key|\\run\b)"
+)
+_SHELLS = (
+    r"(sudo\s+)?(ba|z|k|da|fi|c|tc)?sh\b|python[0-9.]*\b|perl\b|ruby\b|node\b|iex\b|pwsh\b"
+    r"|powershell\b"
+)
+_FETCHERS = r"(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|http(ie)?\b)"
+_EXECUTE = (
+    r"(run|execute|exec|eval|evaluate|follow|obey|carry out|perform|do|apply|implement|act on)"
+)
+
+INSTRUCTION = Rule(
+    "instruction to the model",
+    "reads like an instruction to the model, not a memory; state it as a fact",
+    _compile(
+        # ignore / forget earlier instructions, in any phrasing
+        rf"\b{_DROP}\b[^.\n]{{0,40}}?\b{_EARLIER}\b[^.\n]{{0,30}}?\b{_ORDERS}\b",
+        rf"\b{_DROP}\b\s+(all|every|each|any)?\s*(of\s+)?(the\s+)?{_ORDERS}\b\s*"
+        r"(you|given|above|before|so far|provided|from|in|that|which|i)",
+        r"\b(ignore|forget|disregard)\s+(everything|anything|all|whatever)\b[^.\n]{0,30}?"
+        r"\b(above|before|earlier|previously|prior|said|told|you (know|were|have)|so far|else)",
+        r"\b(ignore|forget|disregard)\s+(this|that|the) (data|text|document|content|article)\b",
+        r"\b(ignore|forget|disregard)\s+(the rest|other content|other info|all info|"
+        r"everything else)",
+        r"\b(forget|ignore|disregard) (who|what) you (are|were)\b",
+        r"\b(forget|ignore|disregard) (your|all your|the) (training|programming|persona|"
+        r"identity|role)",
+        r"\bnever ?mind[.,!;: ]+\s*(ignore|forget|disregard|instead|new|just)",
+        r"\bstop everything\b",
+        r"\b(instead|rather),? (spell ?check|print|repeat|output|reveal|show)\b[^.\n]{0,30}"
+        r"(instructions|prompt)",
+        # new rules or system messages
+        r"\b(new|updated|revised|real|true|actual|secret|hidden|override|additional|important|"
+        r"urgent|priority|mandatory|overriding)\s+(system\s+)?(instructions?|rules|directives?|"
+        r"system ?prompt|system ?message|orders|commands|guidelines|policy|programming)\b\s*"
+        r"(:|follow|are|is|apply|take|from now|supersede|override|for (you|the (ai|assistant|"
+        r"model)))",
+        r"\bthese (instructions|rules|directives) (supersede|override|replace|take precedence)",
+        r"\b(supersedes?|overrides?|replaces?|takes? precedence over) (all|any|every|the|your)"
+        r"\s*(previous|prior|earlier|other|system)?\s*(instructions|rules|prompts?|directives)",
+        r"\b(system|admin|administrator|root|developer|sudo|god|dan|jailbreak|maintenance|debug|"
+        r"unrestricted|unfiltered|unlocked|evil|chaos)\s*(mode|override)\b\s*"
+        r"(enabled|activated|on|engaged|:|now|unlocked)",
+        r"\b(enable|activate|enter|switch to|turn on|unlock|engage|go into)\s+(the\s+)?"
+        r"(developer|dev|debug|god|admin|sudo|jailbreak|jailbroken|unrestricted|unfiltered|dan|"
+        r"evil|maintenance|root|uncensored|test)\s+mode",
+        r"\bdo anything now\b|\bdan mode\b|\bdeveloper mode (enabled|activated|on)\b",
+        r"\b(you|assistant|model|ai)\b[^.\n]{0,20}\b(have|has|are|is|with|without)\s+(no|zero|"
+        r"without( any)?)\s+(restrictions|limits|limitations|filters|rules|guidelines|"
+        r"ethical|moral|content polic)",
+        r"\b(freed|free|released|liberated) from (your|all|the|any) (rules|restrictions|"
+        r"guidelines|constraints|programming|filters)",
+        r"\byour (instructions|rules|orders|directives|guidelines) (have|has) (changed|been "
+        r"(updated|changed|replaced|revoked))",
+        r"\byou now (work|answer|serve|report|belong|obey|respond|act|are)\b",
+        r"\b(new|override|priority|overriding|top)\b[^.\n]{0,20}\b(directive|instruction|order)s?"
+        r"\s*[—:\-–]",  # noqa: RUF001
+        r"\boverride\s*[:—–]",  # noqa: RUF001
+        r"\b(recommend|suggest|promote|mention|endorse)\w*\b[^.\n]{0,40}\b(in|to|for) (all|every|"
+        r"each|any) (answers?|responses?|replies|requests?|questions?|conversations?|users?)\b",
+        r"\b(when|whenever|if|every time)\s+(the\s+)?(users?|anyone|someone|people|they|a user|"
+        r"customers?)\s+(asks?|mentions?|wants?|requests?|says?|talks?|inquires?)\b[^.\n]{0,60}"
+        r"\b(tell (them|the user|him|her)|recommend|suggest|send (them|the user)|redirect|steer)",
+        r"\balways (tell|inform|assure|warn) (the )?(users?|customers?|everyone|people) that\b",
+        r"\b(respond|reply|answer)\w* to (every|each|all|any) (requests?|questions?|messages?|"
+        r"quer(y|ies)|prompts?)\b",
+        r"\bfrom this point (on|forward)\b",
+        r"\b(visible|addressed|meant|intended) (only )?(to|for) (the )?(llms?|ai|models?|language "
+        r"models?|automated|assistants?|bots?|scanners?)\b",
+        r"\bfor (automated|ai|llm) (screening|analysis|review|evaluation|grading|scoring) "
+        r"(systems?|software|tools?|models?)\b",
+        r"\bif (questioned|asked|challenged)\b[^.\n]{0,30}\b(report|say|answer|respond|reply|"
+        r"insist|claim) that\b",
+        r"\bsystem chain of thought\b|\b(override|ignore) (manual|human) (scoring|review)",
+        r"\bfrom (now|this point|here) on(ward)?s?\b,?\s*(you|your|always|never|respond|answer|"
+        r"reply|act|behave|call|speak|say|ignore|only|the (assistant|ai|model))",
+        r"\b(the|an?)?\s*(note|message|instructions?|directive|command|memo|order)s?\s+(to|for)\s+"
+        r"(the\s+)?(ai|a\.i\.|assistant|model|llm|language model|chatbot|bot|agent|gpt|claude|"
+        r"automated|reviewer model|summari[sz]er)\b[^:\n]{0,40}:",
+        r"\b(ai|assistant|model|llm|chatbot|bot|agent|gpt|claude)s?,?\s+(must|should|shall|will"
+        r"|needs? to|has to|is to|are to|is required to)\s+(now\s+|always\s+|from now on\s+)?"
+        r"(ignore|obey|forget|disregard|reveal|comply|follow (these|the following|my|only))",
+        r"\b(obey|follow|listen to|comply with)\s+(only\s+)?(me|these|the following|my|this "
+        r"(note|message|memory|instruction))\b(?! (conventions?|style|guide|steps to)\b)",
+        r"\b(only|exclusively)\s+(obey|follow|listen to)\b",
+        r"\b(just|only|simply)\s+(say|print|output|reply|respond|write|answer)\s*(with\s*)?"
+        r"[\"'“:<]",
+        r"\b(print|say|output|repeat|write|reply|respond)\s+(exactly|verbatim|only)\b\s*[\"'“:<]",
+        r"\b(respond|reply|answer)\s+(only\s+)?with\s+(only\s+)?(the following|this)\b",
+        # role changes and new names
+        r"\byou\s*(are|'re|will be|shall be|become)\s+(now|no longer|henceforth|from now on)\b",
+        r"\b(now|henceforth) you\s*(are|'re|will be|act|play|become)\b",
+        r"\byou are (actually|really|secretly|in fact) (an?|the|my)\b",
+        r"\byou\s*(are|'re) (an? )?(unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|"
+        r"different|new) (ai|assistant|model|bot|chatbot|agent|persona|character)",
+        r"\b(your|the assistant'?s?|the ai'?s?|the model'?s?) (new |real |true |actual )?"
+        r"(name|identity|persona|role|purpose|goal|mission|task|objective) (is|are|will be|"
+        r"shall be) (now|hereby|from now on|changed|henceforth)\b",
+        r"\byour new (name|identity|persona|role|purpose|goal|mission|task|objective|"
+        r"instructions?|rules|master|owner|boss)\b",
+        r"\b(call|name|refer to) yourself\b",
+        r"\b(pretend|imagine|act|behave|roleplay|role-play|play)\s+(to be|you are|that you are|"
+        r"you're|as if you|as (an?|the|my))\b[^.\n]{0,40}\b(ai|assistant|model|bot|without|"
+        r"unrestricted|unfiltered|no (rules|restrictions|limits)|evil|hacker|admin|dan|"
+        r"developer|different|system|root|character|persona|grandma|grandmother)",
+        r"\b(assume|adopt|take on)\s+(the|a|an)\s+(new\s+)?(role|persona|identity)\s+of\b",
+        r"\bswitch (your )?(role|persona|identity|roles)\b",
+        # reveal the system prompt or hidden instructions
+        r"\b(reveal|print|show|output|repeat|leak|tell|display|dump|share|disclose|expose|"
+        r"recite|echo|spell ?check|write out|copy|paste|give|list|summari[sz]e|translate|"
+        r"what (is|are|were))\b[^.\n]{0,40}?\b(your|the|its|hidden|secret|initial|original|"
+        r"internal|confidential|system|developer|full)\s+(system\s*)?(prompt|instructions?|"
+        r"directives?|system ?message|developer ?message|rules you|configuration|guidelines|"
+        r"pre-?prompt|context window|initiali[sz]ation)",
+        r"\b(reveal|print|show|output|repeat|leak|display|dump|disclose|expose|recite)\b"
+        r"[^.\n]{0,30}\b(previous|above|preceding|initial|earlier|first) (instructions?|"
+        r"prompts?|text|messages?|lines|words)\b",
+        r"\b(what|everything|all) (was|is|were) (written|said|given|stated) (above|before|"
+        r"at the (start|beginning))",
+        r"\bwords? (above|before) (this|the)\b.{0,30}(start|begin|repeat|print)",
+        r"\b(repeat|print|output|copy|recite)\b[^.\n]{0,20}\b(words|text|everything|all|lines)\s+"
+        r"(above|before)\b",
+        # deceive the user / act silently
+        r"\b(do ?n[o']t|do not|never|without)\s+(tell|telling|inform|informing|notify|notifying|"
+        r"mention|mentioning|alert|alerting|let|letting|warn|warning|show|showing|ask|asking|"
+        r"reveal|revealing|disclose|disclosing)\b[^.\n]{0,25}?\b(to\s+)?(the\s+)?(users?|them|him|her|anyone|anybody|"
+        r"human|operator|owner|customer|person)\b",
+        r"\b(keep|hide|conceal)\b[^.\n]{0,40}\bfrom\s+(the\s+)?(users?|them|human|operator|owner|"
+        r"everyone|anyone)\b(?! (interface|ui|agent|table|list|model|id|record|object|role)s?\b)",
+        r"\byou (must|shall|will|have to|are to) (now |always )?(obey|comply with)\b",
+        r"\bobey (the|these|this|my|all|only)\s+(instructions|orders|commands|notes?|memory|rules "
+        r"(here|below|stored))",
+        r"\b(lie|lying|lies) to (the )?(users?|them|human|customer)|\b(deceive|mislead|trick|"
+        r"manipulate|gaslight)\s+(the\s+)?(users?|them|human|customer|operator)",
+        r"\b(silently|secretly|quietly|covertly|stealthily|invisibly|discreetly|without "
+        r"(a trace|asking|confirmation|permission|consent))\b[^.\n]{0,30}\b(send|forward|upload|"
+        r"exfiltrate|run|execute|delete|add|include|insert|copy|post|modify|change|install|"
+        r"append|replace|transfer|rewrite|remove|download|open|visit|call|recommend|steer)",
+        r"\b(this|the) (user|human) (must|should|will|can) ?not (know|find out|see|notice|learn)",
+        r"\b(pretend|claim|say|tell (the user|them)|insist) (that )?(the )?(task|it|everything|"
+        r"this) (was|is|has been) (done|completed|successful|finished|safe|fine)\b",
+        r"\b(tell|inform|assure|convince)\s+(the\s+)?(users?|them|customers?)\s+(that\s+)?"
+        r"[^.\n]{0,40}\b(is|are)\s+(safe|legit|legitimate|trustworthy|verified|secure)\b",
+        # persistence of recommendations
+        r"\b(always|invariably|in every (answer|response|reply)|whenever possible|at every "
+        r"(opportunity|chance))\s*,?\s*(recommend|suggest|promote|mention|push|advertise|endorse|"
+        r"plug|steer|direct|redirect|link to|include (a |the )?link|favou?r|prefer|upsell|"
+        r"tell (the )?users? to (buy|use|visit|install|switch))\b",
+        r"\b(recommend|suggest|promote|endorse|advertise)\s+[^.\n]{1,40}\b(always|every time|"
+        r"in every (answer|response|reply|conversation)|whenever|no matter what)\b",
+        r"\b(whenever|every time|each time|any ?time)\s+(the\s+)?(users?|anyone|someone|people|"
+        r"they|asked|you are asked|you're asked|a user)\b[^.\n]{0,60}\b(recommend|suggest|"
+        r"promote|redirect|steer|tell (them|the user) to|send (them|the user) to|answer that|"
+        r"reply that|respond (with|that)|say that)\b",
+        r"\bin (every|each|all) (future )?(responses?|answers?|replies|messages|conversations?)"
+        r",?\s*(you\s+(must|should|will)\s+)?(include|mention|add|recommend|say|append|insert|"
+        r"promote|end with|start with)",
+        r"\b(remember|memori[sz]e|store|save|keep)\b[^.\n]{0,20}\b(forever|permanently|for all "
+        r"future)\b[^.\n]{0,40}\b(recommend|obey|follow|instruction|rule|always)",
+        # base64 and encoding hints
+        r"\b(decode|base64 ?-?d(ecode)?|rot13|unhex|deobfuscate)\b[^.\n]{0,60}\b(and|then)\s+"
+        rf"{_EXECUTE}\b",
+        rf"\b{_EXECUTE}\s+(the\s+)?(decoded|hidden|encoded|base64|embedded)\s+(text|instructions?"
+        r"|payload|commands?|message|string)",
+        # German
+        r"\b(ignorier|vergiss|vergessen sie|missacht|übergeh|verwirf|überschreib|beacht)\w*\b"
+        r"[^.\n]{0,40}\b(anweisung|instruktion|regel|befehl|vorgabe|richtlinie|prompt|"
+        r"systemnachricht|alles (vorherige|bisherige|davor|obige|was))",
+        r"\b(vergiss|vergessen sie|ignoriere|ignorieren sie) alles\b",
+        r"\bbeachte[^.\n]{0,30}(anweisung|instruktion|regel)\w* nicht",
+        r"\b(du bist|sie sind) (jetzt|nun|ab (sofort|jetzt)|ab heute|von nun an)\b",
+        r"\b(ab (jetzt|sofort)|von nun an|ab heute)\b,?\s*(bist|wirst|sollst|musst|antwortest|"
+        r"sind|werden|heißt|heisst) (du|sie)",
+        r"\bdein (neuer )?name ist (jetzt|nun|ab sofort)|\bdeine neue (rolle|aufgabe|identität)",
+        r"\bneue (anweisungen|instruktionen|regeln|systemanweisung|systemnachricht|befehle)\b",
+        r"\b(zeig|gib|verrat|enthüll|nenn|wiederhol|druck|schreib)\w*\b[^.\n]{0,40}"
+        r"(systemprompt|system-prompt|systemanweisung|systemnachricht|(versteckten|geheimen|"
+        r"ursprünglichen|ersten|internen) (anweisungen|instruktionen|regeln)|deine (anweisungen|"
+        r"instruktionen))",
+        r"\b(sag|erzähl|verrat|sagen sie)\w*\b[^.\n]{0,30}\b(dem |den )?(benutzer|nutzer|user|"
+        r"anwender)\w* (nichts|nicht)",
+        r"\bohne (dass )?(den |dem |der )?(benutzer|nutzer|user|anwender)\w* (zu |es )?"
+        r"(informieren|sagen|benachrichtigen|merkt|weiß|erfährt|fragen)",
+        r"\b(heimlich|unbemerkt|stillschweigend|im hintergrund)\b[^.\n]{0,40}\b(send|schick|"
+        r"lade|führ|lösch|installier|ausführ|übertrag)",
+        r"\b(empfiehl|empfehlen sie|bewirb|erwähne) (immer|stets|jedes mal)|\b(immer|stets)\b"
+        r"[^.\n]{0,30}\bempfehlen\b",
+        # Spanish
+        r"\b(ignora|ignore|ignorad|ignoren|olvida|olvide|olviden|descarta|omite|desobedece|"
+        r"salta(te)?)\b[^.\n]{0,40}\b(instrucciones|indicaciones|reglas|órdenes|directrices|"
+        r"normas|todo lo (anterior|que))",
+        r"\b(olvida|olvide|ignora)\s+todo\b",
+        r"\b(a partir de ahora|desde ahora|de ahora en adelante|ahora)\b,?\s*(eres|serás|"
+        r"debes|vas a|tu nombre es|te llamas|actuarás|responderás)\b",
+        r"\b(nuevas|nuevos) (instrucciones|reglas|órdenes|directrices)\b|\btu nuevo (nombre|"
+        r"rol|papel)\b|\btu nueva (identidad|función|tarea)\b",
+        r"\b(revela|muestra|dime|imprime|repite|enséñame|comparte|escribe)\b[^.\n]{0,40}"
+        r"(prompt del sistema|indicaciones del sistema|mensaje del sistema|instrucciones "
+        r"(del sistema|ocultas|iniciales|originales|secretas|internas)|tus instrucciones)",
+        r"\bno (le )?(digas|informes|menciones|cuentes|avises|reveles)\b[^.\n]{0,20}"
+        r"\b(al|a los) usuarios?\b",
+        r"\bsin (decirle|informar|avisar|notificar|que (lo )?sepa)\w*\b[^.\n]{0,10}"
+        r"(al |el )?usuario",
+        r"\b(en secreto|a escondidas|silenciosamente|sigilosamente)\b[^.\n]{0,40}\b(envía|"
+        r"manda|sube|ejecuta|borra|instala|copia)",
+        r"\b(recomienda|sugiere|promociona) siempre\b|\bsiempre (recomienda|sugiere|promociona)"
+        r"\b",
+        # French
+        r"\b(ignore[rz]?|oublie[rz]?|néglige[rz]?|contourne[rz]?|passe[rz]? outre|ne tiens? "
+        r"pas compte|ne tenez pas compte)\b[^.\n]{0,40}\b(instructions|consignes|règles|"
+        r"directives|ordres|indications|tout ce qui)",
+        r"\boublie[rz]? tout\b|\bignore[rz]? tout\b",
+        r"\b(tu es|vous êtes) (maintenant|désormais|dorénavant|à présent)\b",
+        r"\b(à partir de maintenant|désormais|dorénavant|à présent)\b,?\s*(tu|vous|ton nom|"
+        r"votre nom|réponds|répondez|agis|agissez)",
+        r"\b(nouvelles|nouveaux) (instructions|consignes|règles|directives|ordres)\b|"
+        r"\bton nouveau (nom|rôle)\b|\bta nouvelle (identité|mission|tâche)",
+        r"\b(révèle|montre|affiche|donne|répète|dévoile|écris|imprime|dis-moi)\w*\b[^.\n]{0,40}"
+        r"(prompt (du )?système|invite (du )?système|message (du )?système|instructions "
+        r"(du )?(système|cachées|initiales|secrètes|internes|d'origine)|tes instructions|vos "
+        r"instructions)",
+        r"\bne (lui )?(dis|dites|mentionne|mentionnez|signale|révèle)\w* (rien|pas)\b[^.\n]{0,20}"
+        r"(à )?l'utilisat",
+        r"\bsans (le dire|prévenir|informer|avertir|en informer|que)\b[^.\n]{0,10}l'utilisat",
+        r"\b(en secret|secrètement|discrètement|silencieusement|en douce)\b[^.\n]{0,40}"
+        r"\b(envoie|envoyer|transmet|exécute|supprime|installe|copie|télécharge)",
+        r"\b(recommande|suggère|conseille)[rz]? toujours\b|\btoujours (recommander|recommande|"
+        r"suggérer|conseiller)\b",
+        # Portuguese
+        r"\b(ignore|ignora|ignorem|esqueça|esquece|esqueçam|desconsidere|descarte|despreze)\b"
+        r"[^.\n]{0,40}\b(instruções|instrucoes|regras|orientações|ordens|diretrizes|comandos|"
+        r"tudo (o que|acima|antes))",
+        r"\b(esqueça|esquece|ignore) tudo\b",
+        r"\b(a partir de agora|de agora em diante|agora)\b,?\s*(você é|você será|tu és|você "
+        r"deve|você vai|seu nome é|teu nome é|responda|aja)\b",
+        r"\b(novas|novos) (instruções|regras|ordens|diretrizes)\b|\bseu novo (nome|papel)\b|"
+        r"\bsua nova (identidade|função|tarefa)",
+        r"\b(revele|mostre|diga|imprima|repita|exiba|compartilhe|escreva)\b[^.\n]{0,40}"
+        r"(prompt do sistema|mensagem do sistema|instruções (do sistema|ocultas|iniciais|"
+        r"originais|secretas|internas)|suas instruções)",
+        r"\bnão (conte|diga|informe|mencione|avise|revele)\b[^.\n]{0,20}\b(ao|aos) usuários?\b",
+        r"\bsem (contar|informar|avisar|notificar|que o usuário)\b[^.\n]{0,10}usuário",
+        r"\b(em segredo|secretamente|silenciosamente|às escondidas)\b[^.\n]{0,40}\b(envie|"
+        r"mande|execute|apague|instale|copie|carregue)",
+        r"\b(sempre recomende|recomende sempre|sempre sugira|sugira sempre)\b",
+        # Italian
+        r"\b(ignora|ignorate|dimentica|dimenticate|trascura|scarta|non considerare)\b[^.\n]"
+        r"{0,40}\b(istruzioni|regole|indicazioni|direttive|ordini|comandi|tutto (quello|ciò|"
+        r"sopra))",
+        r"\b(dimentica|ignora) tutto\b",
+        r"\b(d'ora in poi|da ora in poi|da adesso|adesso|ora)\b,?\s*(sei|tu sei|devi|ti chiami|"
+        r"il tuo nome è|rispondi|agisci)\b",
+        r"\b(nuove) (istruzioni|regole|direttive)\b|\bil tuo nuovo (nome|ruolo)\b|"
+        r"\bla tua nuova (identità|funzione)",
+        r"\b(rivela|mostra|stampa|ripeti|dimmi|scrivi|condividi)\b[^.\n]{0,40}(prompt di "
+        r"sistema|messaggio di sistema|istruzioni (di sistema|nascoste|iniziali|originali|"
+        r"segrete|interne)|le tue istruzioni)",
+        r"\bnon (dire|dirlo|informare|menzionare|avvisare|rivelare)\b[^.\n]{0,20}\ball'utent",
+        r"\bsenza (dirlo|informare|avvisare|che l'utente)\b[^.\n]{0,10}utent",
+        r"\b(in segreto|segretamente|silenziosamente|di nascosto)\b[^.\n]{0,40}\b(invia|manda|"
+        r"esegui|cancella|installa|copia|carica)",
+        r"\b(consiglia|raccomanda|suggerisci) sempre\b|\bsempre (consigliare|raccomandare)\b",
+        # Russian
+        r"(игнорир|забуд|забыть|не обращай|не учитывай|отбрось|проигнорир|отмени|пренебреги)"
+        r"[^.\n]{0,40}(инструкц|указани|правил|команд|промпт|сказанное|всё|все)",
+        r"(теперь ты|ты теперь|отныне ты|с этого момента)\b",  # noqa: RUF001
+        r"(новые|новая) (инструкц|правил|роль|системн)|твоё новое имя|твое новое имя|тебя "
+        r"(теперь )?зовут",
+        r"(покажи|выведи|раскрой|повтори|скажи|напиши|распечатай|расскажи)[^.\n]{0,40}"
+        r"(системн\w* (промпт|инструкц|сообщени|подсказ)|скрыт\w* инструкц|исходн\w* инструкц|"
+        r"свои инструкц|твои инструкц)",
+        r"не (говори|сообщай|рассказывай|показывай|уведомляй)[^.\n]{0,20}пользовател",
+        r"без ведома пользовател|тайно|незаметно для пользовател",
+        r"всегда (рекомендуй|советуй|предлагай)|(рекомендуй|советуй) всегда",
+        # Chinese
+        r"(忽略|忽视|无视|不要理会|别理会|忘记|忘掉|抛弃|丢弃|跳过)[^。\n]{0,12}(指令|指示|说明|规则|提示|命令|要求|设定|内容|一切|所有)",
+        r"(你现在是|现在你是|你从现在起是|从现在(开始|起)|从今以后|从此以后)",
+        r"(你的新|新的)(名字|角色|身份|任务|指令|规则|系统提示)",
+        r"(显示|输出|透露|告诉我|泄露|打印|重复|展示|给我看|说出)[^。\n]{0,12}(系统提示|系统指令|系统消息|隐藏(的)?指令|初始(的)?指令|原始(的)?指令|提示词|你的指令)",
+        r"(不要|别|不准|不得)(告诉|通知|提醒|让)[^。\n]{0,4}用户|瞒着用户|用户不知道",
+        r"(悄悄|偷偷|秘密地|暗中|默默地?)[^。\n]{0,12}(发送|上传|执行|删除|安装|复制|运行|转发|推荐)",
+        r"(总是|始终|一直|每次都)(推荐|建议|推销)",
+        # Japanese
+        r"(以前|前|上記|これまで|すべて|全て|今まで|先ほど|元)の(指示|命令|指令|ルール|プロンプト|設定|内容)[^。\n]{0,8}(無視|忘れ|破棄)",
+        r"(指示|命令|指令|ルール|プロンプト)[^。\n]{0,4}(を)?(無視|忘れて|破棄)",
+        r"(あなたは|君は)(今から|これから|今後|もう)|(今から|これから|今後)(あなたは|君は|お前は)",
+        r"(新しい|新たな)(指示|命令|ルール|システムプロンプト|名前|役割)|あなたの新しい",
+        r"(システムプロンプト|システムメッセージ|隠された指示|初期指示|元の指示|あなたの指示)[^。\n]{0,12}(教えて|表示|見せて|出力|明かして|繰り返|書いて|言って)",
+        r"ユーザー(には|に)(言わ|伝え|知らせ|教え)ないで|ユーザーに(気づかれ|知られ)ない",
+        r"(こっそり|密かに|ひそかに|黙って)[^。\n]{0,12}(送信|送って|アップロード|実行|削除|インストール|コピー|推薦)",
+        r"(常に|いつも|必ず)[^。\n]{0,10}(推薦|おすすめ|勧め|推奨)して",
+    ),
+)
+
+ROLE_MARKER = Rule(
+    "role or tag marker",
+    "holds a chat role or prompt tag, which reads as an instruction to the model; memory is data",
+    _compile(
+        r"<\s*/\s*(system|user_memory|memory_document|recent_memory_notes|conversation_summary|"
+        r"previous_summary|pinned_memory|pinned_entries|memory_entries|user_entries|"
+        r"agent_memory|memory|profile|notes|instructions|assistant|user|human|developer|tool|"
+        r"context|data|document|messages|exchange|im_start|im_end|s)\s*>",
+        r"<\s*(system|user_memory|memory_document|recent_memory_notes|conversation_summary|"
+        r"pinned_memory|memory_entries|user_entries|instructions|assistant|developer|human|"
+        r"im_start|im_end|system_prompt|sys)\s*>",
+        r"<\|[a-z_ ]{2,20}\|>|\[/?inst\]|<</?sys>>|\[/?(system|admin|developer|assistant)"
+        r"( message| note| prompt)?\]|\{\{\s*system|###\s*(system|instruction|assistant)\b"
+        r"[^\n]{0,20}(:|\n)|\bend of (system )?(prompt|instructions|document|context|"
+        r"memory)\b|<end of session>",
+        r"(<!--|/\*|//|\#|;|--|%|\{#|<\?)[\s\-_*]*(system|assistant|developer|ai|model|human|"
+        r"user|instruction|admin)s?\s*(message|note|prompt)?\s*:",
+        r"(^|\n)\s*[-*>]*\s*(system|assistant|developer|ai|human|admin|administrator|root|"
+        r"sistema|système|systeme|система|ассистент|システム|系统|助手)\s*(message|note|notice|"
+        r"prompt|instruction|override|directive|update|alert|nachricht|mensaje|mensagem|"
+        r"messaggio|сообщение|メッセージ|消息)?\s*[:：]\s*[^\n]{0,80}?(\b(you|your|ignore|forget|"  # noqa: RUF001
+        r"disregard|from now|always|never|do not|don't|must|new (rules|instructions|role|name|"
+        r"task)|comply|grant|unrestricted|respond|reply|answer|print|say|reveal|focus|obey|"
+        r"follow|override|du|sie|tu|vous|usted|você|voi)\b|ты |вы |你|あなた|ignor|olvid|oubli|"
+        r"esque|dimentic|vergiss|игнор|забуд|忽略|無視)",
+        r"(^|\n)\s*(user|human|assistant|ai)\s*:\s*[^\n]*\n\s*(user|human|assistant|ai)\s*:",
+        r"\b(system|developer) (message|prompt|instruction|override|directive)s?\s*[:：]",  # noqa: RUF001
+        r"\b(assistant|user|human)\s*:\s*(\[|<)\s*(salient|detailed|summary|assistant)",
+        r"(^|\n)\s*[-*>]*\s*(assistant|user|human)\s*:\s*(thanks|could you|please|sure|ok|okay|"
+        r"of course|next)\b",
+        r"[.!?]\s+(assistant|ai|model)\s*:\s*(sure|ok|okay|of course|here is|here's|yes)\b",
+    ),
+)
+
+EXFILTRATION = Rule(
+    "secret exfiltration",
+    "asks to send secrets, files or the conversation somewhere; memory cannot",
+    _compile(
+        rf"\b{_FETCHERS}\b[^\n]{{0,200}}(-d\b|--data|-f\b|--form|-t\b|--upload-file|-x ?post|"
+        r"--post|@|\$\(|`|\?[a-z_]*=)[^\n]{0,120}(\.env\b|\.netrc|\.pgpass|aws/credentials|"
+        r"id_rsa|id_ed25519|\.ssh|/etc/passwd|/etc/shadow|\$[a-z_]*(key|token|secret|pass|"
+        r"cred)|printenv|\benv\b|history|\.git-credentials|\.npmrc|\.pypirc|\.docker/config|"
+        r"\.kube/config|credentials|secrets?\b|token|api_?key|password)",
+        r"(\.env\b|\.netrc|\.pgpass|aws/credentials|id_rsa|id_ed25519|\.ssh\b|/etc/passwd|"
+        r"/etc/shadow|printenv|\benv\b|\.git-credentials|\.npmrc|\.pypirc|\.docker/config|"
+        r"\.kube/config|\$[a-z_]*(key|token|secret|pass))[^\n]{0,80}(\||>|;|&&)\s*"
+        rf"({_FETCHERS}|nc\b|ncat\b|netcat\b|socat\b|scp\b|rsync\b|mail\b|sendmail\b|base64)",
+        r"\b(nc|ncat|netcat|socat|scp|rsync|sftp|ftp)\b[^\n]{0,80}(\.env\b|\.netrc|\.pgpass|"
+        r"aws/credentials|id_rsa|id_ed25519|\.ssh/|/etc/passwd|/etc/shadow|\.git-credentials)"
+        r"[^\n]{0,80}(@|:|\d+\.\d+|\.[a-z]{2,6}\b)",
+        r"(requests|httpx|urllib|axios|fetch)\.?(post|put|get|request)?\s*\([^\n]{0,120}"
+        r"(os\.environ|getenv|\.env\b|token|secret|api_?key|password|credentials|id_rsa|"
+        r"history|conversation)",
+        rf"{_CUE}{_SEND}\b[^\n]{{0,80}}?(?<![a-z0-9]){_SECRET_THINGS}[^\n]{{0,100}}?\b(to|at|into|via|on|"
+        rf"towards|using)\b[^\n]{{0,40}}?{_DEST}",
+        rf"{_CUE}(read|cat|open|grab|collect|gather|extract|get|take|look up|find|harvest|scrape"
+        rf"|steal|copy|encode|base64)\b[^\n]{{0,60}}?(?<![a-z0-9]){_SECRET_THINGS}[^\n]{{0,100}}?\b(and|then"
+        rf"|,)\s*(then\s+)?{_SEND}\b",
+        rf"\b(whenever|when|if|every time|each time|as soon as)\b[^\n]{{0,60}}?{_SECRET_THINGS}"
+        rf"[^\n]{{0,80}}?\b{_SEND}\b[^\n]{{0,80}}?{_DEST}",
+        r"!\[[^\]\n]*\]\(\s*https?://[^)\n]*[?&/][^)\n]*(\{|\$|<|conversation|history|chat|"
+        r"secret|token|key|password|data=|q=|d=|prompt|summary|session|user)",
+        r"\b(include|embed|append|encode|put|add|insert)\b[^\n]{0,80}\b(conversation|chat "
+        r"history|history|secrets?|tokens?|api ?keys?|passwords?|credentials|user data|"
+        r"system prompt)\b[^\n]{0,60}\b(in|into|as|to)\b[^\n]{0,30}\b(url|link|image|query|"
+        r"parameter|request|webhook|markdown image)",
+        # German, Spanish, French, Portuguese, Italian, Russian, Chinese, Japanese
+        r"\b(sende|schicke|übertrage|lade|leite)\w*\b[^\n]{0,80}(api-?schlüssel|schlüssel|"
+        r"token|passw[oö]rt|zugangsdaten|geheimnisse|\.env|unterhaltung|gesprächsverlauf|"
+        r"chatverlauf|konversation)[^\n]{0,80}(an|nach|zu|auf|hoch)\b[^\n]{0,40}(https?:|"
+        r"[a-z0-9-]+\.(com|net|org|io|xyz|ru|de)\b|url|server|webhook)",
+        r"\b(envía|envia|manda|sube|reenvía|transmite|envíe)\w*\b[^\n]{0,80}(claves?|tokens?|"
+        r"contraseñas?|credenciales|secretos|\.env|conversación|historial)[^\n]{0,80}(a|al|"
+        r"hacia|en)\b[^\n]{0,40}(https?:|[a-z0-9-]+\.(com|net|org|io|xyz|ru|es)\b|url|servidor)",
+        r"\b(envoie|envoyez|envoyer|transmet|transmettez|téléverse|expédie)\w*\b[^\n]{0,80}"
+        r"(clés?|tokens?|jetons?|mots? de passe|identifiants|secrets|\.env|conversation|"
+        r"historique)[^\n]{0,80}(à|vers|sur|au)\b[^\n]{0,40}(https?:|[a-z0-9-]+\.(com|net|org|"
+        r"io|xyz|ru|fr)\b|url|serveur)",
+        r"\b(envie|envia|mande|carregue|transmita|encaminhe)\w*\b[^\n]{0,80}(chaves?|tokens?|"
+        r"senhas?|credenciais|segredos|\.env|conversa|histórico)[^\n]{0,80}(para|ao|em)\b"
+        r"[^\n]{0,40}(https?:|[a-z0-9-]+\.(com|net|org|io|xyz|ru|br)\b|url|servidor)",
+        r"\b(invia|manda|carica|trasmetti|inoltra)\w*\b[^\n]{0,80}(chiavi|chiave|token|"
+        r"password|credenziali|segreti|\.env|conversazione|cronologia)[^\n]{0,80}(a|al|su|"
+        r"verso)\b[^\n]{0,40}(https?:|[a-z0-9-]+\.(com|net|org|io|xyz|ru|it)\b|url|server)",
+        r"(отправ|перешли|пересыл|загрузи|выгрузи|слей|передай)\w*[^\n]{0,80}(ключ|токен|"
+        r"парол|секрет|учётн|учетн|\.env|переписк|разговор|истори)[^\n]{0,80}(на|в|по)\s"
+        r"[^\n]{0,40}(https?:|[a-z0-9-]+\.(com|net|org|io|xyz|ru)\b|url|сервер|адрес)",
+        r"(发送|上传|转发|传到|发给|发到|提交)[^\n]{0,30}(密钥|令牌|密码|凭证|凭据|秘密|\.env|对话|聊天记录|历史)|(密钥|令牌|密码|凭证|凭据|\.env|对话|聊天记录)[^\n]{0,30}(发送|上传|转发|传到|发给|发到)[^\n]{0,30}(https?:|网址|服务器|url)",
+        r"(鍵|キー|トークン|パスワード|認証情報|秘密|\.env|会話|履歴)[^\n]{0,30}(送信|送って|アップロード|転送)",
+    ),
+)
+
+BACKDOOR = Rule(
+    "persistence or backdoor",
+    "installs access, a startup hook or remote code; memory cannot",
+    _compile(
+        rf"\b{_FETCHERS}\b[^|\n]{{0,200}}\|\s*({_SHELLS})",
+        rf"({_SHELLS})\s*(-c\s*)?[\"']?\s*(<\(|\$\(|`)\s*{_FETCHERS}",
+        rf"\b(eval|exec|source|\.)\s+[\"']?\$?\(\s*{_FETCHERS}",
+        r"\b(iex|invoke-expression)\b[^\n]{0,80}(downloadstring|iwr|irm|invoke-webrequest|"
+        r"webclient|http)|(downloadstring|downloadfile)\s*\([^\n]{0,80}\)[^\n]{0,20}(iex|"
+        r"invoke-expression|start-process)",
+        r"/dev/(tcp|udp)/|\b(nc|ncat|netcat)\b[^\n]{0,40}\s-[a-z]*e\s|\bsocat\b[^\n]{0,60}"
+        r"exec:|mkfifo[^\n]{0,80}\b(nc|ncat|netcat|sh)\b|\bbash -i\b|\bpty\.spawn\b",
+        rf"(>>|\btee\b(\s+-a)?|\bcp\b|\bmv\b|\bln\b|\bcat\b[^\n]{{0,40}}>)\s*[^\n]{{0,40}}"
+        rf"{_SHELL_FILES}",
+        rf"\b(echo|printf)\b[^\n]{{0,300}}>\s*[^\n]{{0,20}}{_SHELL_FILES}",
+        rf"{_CUE}(add|append|insert|write|put|place|copy|install|drop|plant|inject|register)\b"
+        r"[^\n.]{0,80}?\b(to|into|in|under|onto)\b\s+(the\s+|my\s+|your\s+|their\s+|every\s+)?"
+        rf"[^\n.]{{0,30}}{_SHELL_FILES}",
+        r"\b(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp\d+) aaaa[^\n]{0,400}(authorized_keys|"
+        r"\badd\b|\bappend\b|\binstall\b|\bgrant\b)|\b(add|append|install|grant|authori[sz]e)"
+        r"\b[^\n]{0,60}\b(ssh-(rsa|ed25519|dss)|ecdsa-sha2)",
+        r"\b(crontab -|@reboot\b|\bschtasks\b[^\n]{0,40}/create|\bsystemctl enable\b[^\n]{0,60}"
+        r"(http|curl|wget|\.sh\b)|\bnew-scheduledtask|\breg add\b[^\n]{0,80}\\run\b)",
+        r"\b(create|add|set up|install|register|schedule)\b[^\n.]{0,30}\b(cron ?job|cron entry|"
+        r"crontab|scheduled task|startup (script|item|entry)|launch ?agent|launch ?daemon|"
+        r"systemd (service|unit|timer)|login hook|git hook|pre-commit hook|service)\b[^\n.]{0,60}"
+        rf"\b({_FETCHERS}|download|fetch|connect|beacon|phone home|call home|remote|reverse|"
+        r"http|runs? (a |the )?(script|payload) from)",
+        r"\b(usermod\b[^\n]{0,30}(sudo|wheel|admin)|useradd\b|adduser\b[^\n]{0,30}(sudo|admin)|"
+        r"nopasswd|chmod\s+([ugoa]*\+s|[4-7][0-7]{3})\b|setuid|visudo|passwd\s+root)",
+        rf"\b(fetch|download|get|pull|load|retrieve|check|read|visit|open|grab|poll|query|curl|"
+        rf"wget|consult|look at)\b[^\n]{{0,80}}?{_DEST}[^\n]{{0,120}}?\b(and|then|,)\s*(then\s+)?"
+        rf"(blindly\s+|immediately\s+|automatically\s+)?{_EXECUTE}\b",
+        rf"\b{_EXECUTE}\s+(the\s+|whatever\s+|any\s+|all\s+)?(instructions?|tasks?|commands?|"
+        rf"orders|directives|scripts?|code|payloads?|steps)\s+(at|from|found (at|on|in)|listed "
+        r"(at|on)|hosted (at|on)|posted (at|on)|in|on|served (at|by)|returned by)\s+[^\n]{0,30}?"
+        rf"{_DEST}",
+        rf"\b(every|each|at the start of (every|each)|on every|before (every|each)|at every)\s+"
+        r"(session|turn|conversation|time|morning|hour|day|run|startup|message|request|reply)"
+        rf"\b[^\n]{{0,80}}?\b(fetch|check|visit|open|load|read|poll|download|curl|get)\b"
+        rf"[^\n]{{0,60}}?{_DEST}",
+        rf"{_DEST}[^\n]{{0,60}}\b(contains|has|hosts|lists|serves|provides)\b[^\n]{{0,30}}\b(your"
+        r"|the|new|updated|latest)?\s*(instructions|tasks|commands|orders|directives)\b",
+        r"\b(download|fetch|wget|curl)\b[^\n]{0,120}\b(and|then|&&|;)\s*(run|execute|chmod|"
+        r"bash|sh|python|start)\b[^\n]{0,40}(\.sh|\.exe|\.bin|\.py|\.ps1|payload|script|it)\b",
+        r"\b(disable|turn off|stop|bypass|kill|uninstall)\b[^\n]{0,30}\b(firewall|antivirus|"
+        r"defender|selinux|apparmor|edr|audit ?log|logging|2fa|mfa|security monitoring)\b"
+        r"[^\n]{0,30}\b(silently|secretly|quietly|without|so that|and then|first)",
+        # other languages
+        r"(füge|fügen sie|trage|kopiere|hänge)\w*[^\n]{0,60}(authorized_keys|\.bashrc|\.profile|"
+        r"crontab|\.ssh)",
+        r"(añade|agrega|copia|pon|instala|ajoute[rz]?|copie[rz]?|adicione|coloque|aggiungi|"
+        r"copia|inserisci)\b[^\n]{0,60}(authorized_keys|\.bashrc|\.profile|crontab|\.ssh)",
+        r"(добавь|скопируй|впиши|запиши|установи)[^\n]{0,60}(authorized_keys|\.bashrc|"
+        r"\.profile|crontab|\.ssh)",
+        r"(添加|加入|写入|复制|追加)[^\n]{0,30}(authorized_keys|\.bashrc|\.profile|crontab|\.ssh)",
+        r"(authorized_keys|\.bashrc|\.profile|crontab|\.ssh)[^\n]{0,20}(に追加|へ追加|に書き|に追記|追加して)",
+        r"(下载|获取)[^\n]{0,40}(并|然后)(执行|运行)|ダウンロードして[^\n]{0,10}実行|"
+        r"(скачай|загрузи)[^\n]{0,60}(и|затем) (выполни|запусти)|(lade|herunterladen)[^\n]{0,60}"
+        r"(und|dann) (führe|ausführen|starte)|(descarga|baja|télécharge|baixe|scarica)\w*"
+        r"[^\n]{0,60}\b(y|et|e|puis|depois|poi) (ejecuta|exécute|execute|esegui|lanza|lance)",
+    ),
+)
+
+ALL = (INSTRUCTION, ROLE_MARKER, EXFILTRATION, BACKDOOR)
