@@ -127,13 +127,39 @@ INSTRUCTION = Rule(
         r"\boverride\s*[:—–]",  # noqa: RUF001
         r"\b(recommend|suggest|promote|mention|endorse)\w*\b[^.\n]{0,40}\b(in|to|for) (all|every|"
         r"each|any) (answers?|responses?|replies|requests?|questions?|conversations?|users?)\b",
-        r"\b(when|whenever|if|every time)\s+(the\s+)?(users?|anyone|someone|people|they|a user|"
-        r"customers?)\s+(asks?|mentions?|wants?|requests?|says?|talks?|inquires?)\b[^.\n]{0,60}"
-        r"\b(tell (them|the user|him|her)|recommend|suggest|send (them|the user)|redirect|steer)",
+        r"\b(when|whenever|if|every time)\s+(anyone|someone|people|they|a user|users|customers?|"
+        r"visitors?)\s+(asks?|mentions?|wants?|requests?|says?|talks?|inquires?)\b[^.\n]{0,60}"
+        r"\b(tell (them|him|her)|recommend|suggest|send (them|him|her)|redirect|steer)",
+        rf"\b(when|whenever|if|every time)\b[^.\n]{{0,60}}\b(recommend|suggest|promote|link to)\b"
+        rf"[^.\n]{{0,20}}{_DEST}",
+        r"\b(when|whenever|if|every time)\s+the\s+user\s+(asks?|mentions?|wants?|requests?|says?"
+        r"|talks?|inquires?)\b[^.\n]{0,60}\b(tell (them|the user) to (use|buy|visit|install|switch"
+        r"|sign)|redirect|steer|send (them|the user) to)",
         r"\balways (tell|inform|assure|warn) (the )?(users?|customers?|everyone|people) that\b",
         r"\b(respond|reply|answer)\w* to (every|each|all|any) (requests?|questions?|messages?|"
         r"quer(y|ies)|prompts?)\b",
         r"\bfrom this point (on|forward)\b",
+        r"\bobey (every|all|any)\b|\bwithout (question|questioning|hesitation)\b",
+        r"\b(hide|conceal|suppress|omit|cover up)\b[^.\n]{0,40}\b(errors?|failures?|warnings?|"
+        r"problems?|issues?|mistakes?|bugs?|risks?)\b[^.\n]{0,40}\b(users?|customers?|reports?)\b",
+        r"\bnew (persona|identity|personality|character)\s*[:—-]|\b(persona|character)\s*:\s*you "
+        r"are\b",
+        r"\byour (system prompt|instructions|rules|guidelines|programming)\b[^.\n]{0,20}\b"
+        r"(is|are) (outdated|obsolete|deprecated|wrong|invalid|void|cancell?ed|revoked|fake|"
+        r"replaced)\b|\buse this (one|prompt|system prompt) instead\b",
+        r"\b(print|output|show|reveal|dump|list|display|repeat)\b[^.\n]{0,20}\b(everything|all)\s+"
+        r"(in|from) (your|the) (memory|memories|context)|\b(including|and|with|plus) other users'?"
+        r" (notes|data|memor\w*|profiles?|messages|conversations|secrets)",
+        r"\b(set|change) your (name|identity|persona|role)\b|\bstop (identifying|acting|behaving|"
+        r"responding) as (an? )?(assistant|ai|claude|chatgpt|gpt|model|helpful)\b",
+        r"\b(pretend|assume|act as if)\b (that )?(the user|they|i|we|the owner|the admin)\b "
+        r"(already|has|have|had|gave)\b[^.\n]{0,30}\b(approv|authori[sz]|verif|confirm|consent|"
+        r"allow|permi)",
+        r"\b(do ?n[o']t|do not|never|no need to|stop)\s+(ask|asking|request|wait)\w*\s+(for\s+)?"
+        r"(confirmation|permission|approval|consent)\b[^.\n]{0,30}\b(delet|remov|drop|wip|"
+        r"transfer|pay|purchas|send|rm\b|destroy|overwrit|force|execut|run)",
+        r"\b(save|store|remember|keep)\b[^.\n]{0,30}\b(memory|permanently|forever)\b[^.\n]{0,10}"
+        r":\s*(always|never|you|from now)",
         r"\b(visible|addressed|meant|intended) (only )?(to|for) (the )?(llms?|ai|models?|language "
         r"models?|automated|assistants?|bots?|scanners?)\b",
         r"\bfor (automated|ai|llm) (screening|analysis|review|evaluation|grading|scoring) "
@@ -191,7 +217,7 @@ INSTRUCTION = Rule(
         r"(above|before)\b",
         # deceive the user / act silently
         r"\b(do ?n[o']t|do not|never|without)\s+(tell|telling|inform|informing|notify|notifying|"
-        r"mention|mentioning|alert|alerting|let|letting|warn|warning|show|showing|ask|asking|"
+        r"mention|mentioning|alert|alerting|let|letting|warn|warning|show|showing|"
         r"reveal|revealing|disclose|disclosing)\b[^.\n]{0,25}?\b(to\s+)?(the\s+)?(users?|them|him|her|anyone|anybody|"
         r"human|operator|owner|customer|person)\b",
         r"\b(keep|hide|conceal)\b[^.\n]{0,40}\bfrom\s+(the\s+)?(users?|them|human|operator|owner|"
@@ -421,6 +447,19 @@ EXFILTRATION = Rule(
         rf"|,)\s*(then\s+)?{_SEND}\b",
         rf"\b(whenever|when|if|every time|each time|as soon as)\b[^\n]{{0,60}}?{_SECRET_THINGS}"
         rf"[^\n]{{0,80}}?\b{_SEND}\b[^\n]{{0,80}}?{_DEST}",
+        r"\b(include|append|add|insert|reveal|leak|print|output|show|disclose|paste|echo|put)\b"
+        r"[^.\n]{0,30}\b(user'?s?|their|all|any|the|your)\s+(api ?keys?|tokens?|passwords?|"
+        r"secrets?|credentials|private keys?|ssh keys?)\b[^.\n]{0,40}\b(answers?|responses?|"
+        r"replies|summar(y|ies)|output|end|reports?|messages?|emails?)\b",
+        r"\b(enter|type|provide|submit|confirm|verify|re-?enter|give)\b[^.\n]{0,30}\b(password|"
+        r"credentials|login details|2fa|otp|card number|pin|ssn|seed phrase|recovery phrase)\b"
+        r"[^.\n]{0,30}(https?:|www\.|\blink\b|\burl\b|\bsite\b|\bform\b)",
+        r"\b(cat|type|head|tail|less|more|print|read)\s+[^\s]*(\.ssh/id_|id_rsa|id_ed25519|\.env\b|"
+        r"\.netrc|\.pgpass|aws/credentials|/etc/shadow|\.git-credentials)[^\n]{0,60}\b(include|"
+        r"paste|send|show|output|print|add|append|answer|reply|response|post)",
+        r"\b(base64|encode|hex|xxd)\b[^\n]{0,20}(\.env\b|\.netrc|\.pgpass|id_rsa|secrets?|keys?|"
+        r"tokens?|credentials|passwords?)[^\n]{0,60}\b(dns|lookup|nslookup|dig|subdomain|url|query|"
+        r"request|image|webhook)\b|\b(nslookup|dig|host)\b[^\n]{0,40}\$\(",
         r"!\[[^\]\n]*\]\(\s*https?://[^)\n]*[?&/][^)\n]*(\{|\$|<|conversation|history|chat|"
         r"secret|token|key|password|data=|q=|d=|prompt|summary|session|user)",
         r"\b(include|embed|append|encode|put|add|insert)\b[^\n]{0,80}\b(conversation|chat "
