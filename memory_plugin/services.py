@@ -22,6 +22,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
+from memory_plugin.agent import AgentMemory, agent_memory_tools
 from memory_plugin.blocks import BlockSource
 from memory_plugin.bounded import BoundedMemory, bounded_memory_tools
 from memory_plugin.compat import RunnableCallable
@@ -155,6 +156,8 @@ class TurnTools:
         """The bound model for this turn's settings."""
         services = self.services
         memory = services.offered(services.turn_settings(state), services.memory_off(state))
+        if not services.context().agent_id:
+            memory = [tool for tool in memory if services.kinds.get(tool.name) != "agent_memory"]
         key = tuple(tool.name for tool in memory)
         found = self._bound.get(key)
         if found is None:
@@ -193,12 +196,13 @@ def build_services(
         else None
     )
     sources: list[BlockSource] = [s for s in (scoped, profile) if s is not None]
+    agent = AgentMemory(store, settings=source, membership=membership)
     bounded = BoundedMemory(store, settings=source) if base.bounded_memory else None
     manager = ContextManager(
         model,
         summary_model=maintenance,
         sources=sources,
-        frozen_sources=[bounded] if bounded is not None else [],
+        frozen_sources=[agent, *([bounded] if bounded is not None else [])],
         system_prompt=system_prompt,
         settings=source,
         membership=membership,
@@ -212,6 +216,10 @@ def build_services(
     if bounded is not None:
         tools += bounded_memory_tools(bounded, membership=membership)
         kinds[tools[-1].name] = "bounded_memory"
+    if base.agent_memory:
+        agent_tools = agent_memory_tools(agent, membership)
+        tools += agent_tools
+        kinds.update(dict.fromkeys((t.name for t in agent_tools), "agent_memory"))
     if base.context_management:
         thread_tools = journal_tools()
         tools += thread_tools

@@ -163,6 +163,15 @@ class MemorySettings(BaseModel):
         30.0, "post-turn profile consolidation gives up after this", ge=1.0, le=600.0
     )
 
+    # Agent memory entries (thread-and-agent-memory.md: the Memory capability)
+    agent_memory: bool = _f(
+        False, "the Memory capability: memory_store/recall/forget and flush entries"
+    )
+    pinned_max_entries: int = _f(10, "pinned agent entries injected first", ge=0, le=10)
+    pinned_min_importance: float = _f(
+        0.7, "user_profile entries pinned from this importance", ge=0.0, le=1.0
+    )
+
     # The model of memory's own work (memory_plugin.maintenance)
     maintenance_model: str | None = _f(
         None,

@@ -1,5 +1,6 @@
 """The pre-compaction flush: one short note capturing the conversation before it is
-summarized. Best effort: bounded by a timeout, and any failure only logs."""
+summarized, and, when the Memory capability (`agent_memory`) is on for an agent, the agent
+entries the same reply adds. Best effort: bounded by a timeout, and any failure only logs."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.store.base import BaseStore
 
+from memory_plugin.agent.flush import ENTRY_INSTRUCTION, flush_entries_plan, split_entries
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
@@ -37,21 +39,27 @@ def trim_at_word(text: str, limit: int) -> str:
 def flush_plan(
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
-    scope: Scope,
+    scope: Scope | None,
     settings: MemorySettings,
     now: datetime,
     semantic: bool,
+    agent: MemoryContext | None = None,
 ) -> Plan[Note | None]:
-    """Ask for the note and append it to the scope; None when disabled or anything failed."""
+    """Ask for the note and append it to the scope (none without one), storing the reply's
+    entries for the `agent` context's agent; None when disabled or anything failed."""
     if not settings.flush:
         return None
     try:
-        reply = yield ModelCall(
-            model,
-            flush_messages(messages, settings.flush_max_chars),
-            timeout=settings.flush_timeout_seconds,
-        )
-        text = trim_at_word(reply_text(reply).lstrip("-*• "), settings.flush_max_chars)
+        prompt = flush_messages(messages, settings.flush_max_chars)
+        if agent is not None:
+            prompt[0] = SystemMessage(f"{prompt[0].content}{ENTRY_INSTRUCTION}")
+        reply = yield ModelCall(model, prompt, timeout=settings.flush_timeout_seconds)
+        text, entries = split_entries(reply_text(reply))
+        if agent is not None and entries:
+            yield from flush_entries_plan(agent, entries, now, semantic)
+        if scope is None:
+            return None
+        text = trim_at_word(text.lstrip("-*• "), settings.flush_max_chars)
         note = yield from append_plan(scope, text, settings.note_max_chars, now, semantic)
         emit("scoped", "flushed", scope.kind, note=note.body)
         return note
@@ -67,18 +75,22 @@ def flush_hook(
     settings: MemorySettings,
     now: datetime,
 ) -> FlushHook | None:
-    """The flush for this run's thread scope, given the messages about to be summarized;
-    None when the flush or scoped memory is off."""
-    if not settings.flush or not settings.scoped_memory:
+    """The flush for this run's thread scope (and agent entries when `agent_memory` is on and
+    the context names an agent), given the messages about to be summarized; None when the
+    flush is off or there is nothing to write."""
+    agent = ctx if settings.agent_memory and ctx.agent_id else None
+    if not settings.flush or not (settings.scoped_memory or agent):
         return None
     semantic = getattr(store, "index_config", True) is not None
 
     def flush(old: Sequence[BaseMessage]) -> Plan[Note | None]:
+        scope: Scope | None = None
         try:
-            scope = thread_scope(ctx)
+            scope = thread_scope(ctx) if settings.scoped_memory else None
         except ScopeError as exc:
-            logger.info("no pre-compaction flush: %s", exc)
+            logger.info("no pre-compaction flush note: %s", exc)
+        if scope is None and agent is None:
             return None
-        return (yield from flush_plan(model, old, scope, settings, now, semantic))
+        return (yield from flush_plan(model, old, scope, settings, now, semantic, agent))
 
     return flush

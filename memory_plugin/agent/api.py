@@ -1,0 +1,145 @@
+"""AgentMemory: the Python API over agent memory entries, sync and async, and the source of
+the pinned block."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.config import get_store
+from langgraph.store.base import BaseStore
+
+from memory_plugin.agent.entries import (
+    Entry,
+    forget_plan,
+    list_plan,
+    new_entry,
+    put_plan,
+    readable_scopes,
+)
+from memory_plugin.agent.pinned import pinned, pinned_block
+from memory_plugin.agent.recall import EntryHit, recall_plan
+from memory_plugin.blocks import PromptBlock
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import ScopeError
+from memory_plugin.identity import Membership, admit, trust_run_context
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scoped.recall import clamp_k
+from memory_plugin.settings import MemorySettings, SettingsCache
+
+
+class AgentMemory:
+    """Agent memory entries for the agent the run's context names. Writing needs the
+    `agent_memory` setting (the Memory capability); reading and pinning do not."""
+
+    def __init__(
+        self,
+        store: BaseStore | None = None,
+        *,
+        settings: SettingsCache | None = None,
+        defaults: MemorySettings | None = None,
+        membership: Membership | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._store = store
+        self._cache = settings or SettingsCache(defaults)
+        self.membership = membership or trust_run_context
+        self.clock = clock
+
+    @property
+    def store(self) -> BaseStore:
+        """The store given, else the running graph's."""
+        return self._store if self._store is not None else get_store()
+
+    def _member(self, ctx: MemoryContext) -> MemoryContext:
+        if ctx.workspace_id is not None and self.membership is not trust_run_context:
+            admit(ctx.user_id, ctx.workspace_id, self.membership)
+        return ctx
+
+    def _settings(self, ctx: MemoryContext) -> Plan[MemorySettings]:
+        effective = yield from self._cache.for_store(self.store).effective_plan(ctx)
+        return effective.values
+
+    def store_plan(
+        self,
+        ctx: MemoryContext,
+        key: Any,
+        content: Any,
+        *,
+        category: Any = "general",
+        visibility: Any = "private",
+        importance: Any = 0.5,
+        expires_at: datetime | None = None,
+        model: bool = False,
+    ) -> Plan[Entry]:
+        """Store one entry (refused while `agent_memory` is off; `model`: a model's write,
+        which cannot touch read_only entries)."""
+        settings = yield from self._settings(self._member(ctx))
+        if not settings.agent_memory:
+            raise ScopeError("agent memory is switched off here (setting agent_memory)")
+        now = self.clock()
+        entry = new_entry(ctx, key, content, category, visibility, importance, expires_at, now)
+        semantic = getattr(self.store, "index_config", True) is not None
+        return (yield from put_plan(ctx, entry, semantic, model=model))
+
+    def store_entry(self, ctx: MemoryContext, key: str, content: str, **fields: Any) -> Entry:
+        """Store one entry: category, visibility (private, shared, read_only), importance
+        (0..1) and expires_at as keywords."""
+        return run(self.store, self.store_plan(ctx, key, content, **fields))
+
+    async def astore_entry(
+        self, ctx: MemoryContext, key: str, content: str, **fields: Any
+    ) -> Entry:
+        """Async twin of store_entry."""
+        return await arun(self.store, self.store_plan(ctx, key, content, **fields))
+
+    def forget_plan(self, ctx: MemoryContext, key: Any, *, model: bool = False) -> Plan[list[str]]:
+        """Forget an entry (refused while `agent_memory` is off)."""
+        settings = yield from self._settings(self._member(ctx))
+        if not settings.agent_memory:
+            raise ScopeError("agent memory is switched off here (setting agent_memory)")
+        return (yield from forget_plan(ctx, key, model=model))
+
+    def forget(self, ctx: MemoryContext, key: str) -> list[str]:
+        """Forget the entry under `key`; the visibilities it was stored with."""
+        return run(self.store, self.forget_plan(ctx, key))
+
+    async def aforget(self, ctx: MemoryContext, key: str) -> list[str]:
+        """Async twin of forget."""
+        return await arun(self.store, self.forget_plan(ctx, key))
+
+    def recall_plan(self, ctx: MemoryContext, query: Any, k: int | None) -> Plan[list[EntryHit]]:
+        """The best live entries for a query (default k from settings)."""
+        settings = yield from self._settings(self._member(ctx))
+        count = clamp_k(k, settings.recall_default_k, settings.recall_max_k)
+        return (yield from recall_plan(readable_scopes(ctx), query, count, self.clock()))
+
+    def recall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[EntryHit]:
+        """The entries that best match a query."""
+        return run(self.store, self.recall_plan(ctx, query, k))
+
+    async def arecall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[EntryHit]:
+        """Async twin of recall."""
+        return await arun(self.store, self.recall_plan(ctx, query, k))
+
+    def entries(self, ctx: MemoryContext) -> list[Entry]:
+        """Every live entry the caller can read."""
+        return run(self.store, list_plan(readable_scopes(self._member(ctx)), self.clock()))
+
+    async def aentries(self, ctx: MemoryContext) -> list[Entry]:
+        """Async twin of entries."""
+        return await arun(self.store, list_plan(readable_scopes(self._member(ctx)), self.clock()))
+
+    def blocks_plan(
+        self, ctx: MemoryContext, settings: MemorySettings | None = None
+    ) -> Plan[list[PromptBlock]]:
+        """The pinned block (makes AgentMemory a BlockSource), whatever `agent_memory` says."""
+        if settings is None:
+            settings = yield from self._settings(ctx)
+        scopes = readable_scopes(self._member(ctx))
+        if not scopes or settings.pinned_max_entries == 0:
+            return []
+        entries = yield from list_plan(scopes, self.clock())
+        chosen = pinned(entries, settings.pinned_max_entries, settings.pinned_min_importance)
+        return pinned_block(chosen)

@@ -1,0 +1,112 @@
+"""The agent memory tools: memory_store, memory_recall, memory_forget.
+
+They take no user or agent ids: the run's context names the agent and the user. Bad input
+and refusals come back to the model as a clear tool error, with memory unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolRuntime
+
+from memory_plugin.agent.api import AgentMemory
+from memory_plugin.agent.entries import Entry, expiry
+from memory_plugin.agent.recall import EntryHit
+from memory_plugin.identity import Membership
+from memory_plugin.plans import arun, run
+from memory_plugin.scoped.tools import tool_context
+from memory_plugin.tooling import Twin, runtime_store, twin_tools
+
+STORE = (
+    "Store one durable fact as an agent memory entry under a short `key` (storing a key again "
+    "replaces it). `category` groups entries (user_profile for facts about the user); "
+    "`visibility` is private (this user only) or shared (every user of this agent); "
+    "`importance` 0..1; `expires_in_days` for facts that go stale. Read-only entries cannot "
+    "be changed."
+)
+RECALL = "Search agent memory entries; returns the best matches, k of them (default 8)."
+FORGET = "Forget the agent memory entry stored under `key` (read-only entries cannot be)."
+
+
+def _stored(entry: Entry) -> str:
+    return f"Stored entry {entry.key!r} ({entry.visibility})."
+
+
+def _hits(query: str, hits: list[EntryHit]) -> str:
+    if not hits:
+        return f"No agent memory entries match {query!r}."
+    return "\n".join(hit.entry.render() for hit in hits)
+
+
+def _forgot(key: str) -> str:
+    return f"Forgot entry {key!r}."
+
+
+def agent_memory_tools(
+    service: AgentMemory, membership: Membership | None = None
+) -> list[BaseTool]:
+    """The three tools over `service` (one graph's AgentMemory)."""
+
+    def _plan(runtime: ToolRuntime[Any, Any], **fields: Any) -> Any:
+        ctx = tool_context(runtime, membership)
+        days = fields.pop("expires_in_days")
+        return service.store_plan(
+            ctx, model=True, expires_at=expiry(days, service.clock()), **fields
+        )
+
+    def memory_store(
+        key: str,
+        content: str,
+        runtime: ToolRuntime[Any, Any],
+        category: str = "general",
+        visibility: Literal["private", "shared"] = "private",
+        importance: float = 0.5,
+        expires_in_days: float | None = None,
+    ) -> str:
+        fields = dict(key=key, content=content, category=category, visibility=visibility)
+        plan = _plan(runtime, importance=importance, expires_in_days=expires_in_days, **fields)
+        return _stored(run(runtime_store(runtime), plan))
+
+    async def amemory_store(
+        key: str,
+        content: str,
+        runtime: ToolRuntime[Any, Any],
+        category: str = "general",
+        visibility: Literal["private", "shared"] = "private",
+        importance: float = 0.5,
+        expires_in_days: float | None = None,
+    ) -> str:
+        fields = dict(key=key, content=content, category=category, visibility=visibility)
+        plan = _plan(runtime, importance=importance, expires_in_days=expires_in_days, **fields)
+        return _stored(await arun(runtime_store(runtime), plan))
+
+    def memory_recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
+        plan = service.recall_plan(tool_context(runtime, membership), query, k)
+        return _hits(query, run(runtime_store(runtime), plan))
+
+    async def amemory_recall(
+        query: str, runtime: ToolRuntime[Any, Any], k: int | None = None
+    ) -> str:
+        plan = service.recall_plan(tool_context(runtime, membership), query, k)
+        return _hits(query, await arun(runtime_store(runtime), plan))
+
+    def memory_forget(key: str, runtime: ToolRuntime[Any, Any]) -> str:
+        plan = service.forget_plan(tool_context(runtime, membership), key, model=True)
+        run(runtime_store(runtime), plan)
+        return _forgot(key)
+
+    async def amemory_forget(key: str, runtime: ToolRuntime[Any, Any]) -> str:
+        plan = service.forget_plan(tool_context(runtime, membership), key, model=True)
+        await arun(runtime_store(runtime), plan)
+        return _forgot(key)
+
+    twins: list[Twin] = [
+        (memory_store, amemory_store, STORE),
+        (memory_recall, amemory_recall, RECALL),
+        (memory_forget, amemory_forget, FORGET),
+    ]
+    return twin_tools(
+        twins, refused="Memory not changed: ", unavailable="Agent memory is unavailable right now"
+    )
