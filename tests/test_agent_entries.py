@@ -166,6 +166,8 @@ def test_credentials_and_personal_data_are_forced_private(backend: Backend) -> N
     memory = AgentMemory(backend.store, defaults=ON)
     entry = memory.store_entry(ANN, "deploy", "password: hunter2hunter", visibility="shared")
     assert entry.visibility == "private"
+    token = "The CI token is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    assert memory.store_entry(ANN, "ci", token, visibility="shared").visibility == "private"
     assert memory.entries(BOB) == []
     nobody = MemoryContext(agent_id="helper")
     with pytest.raises(MemoryWriteError, match="no user_id"):

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import re
 
-_CREDENTIAL = re.compile(
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----"
-    r"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|\b(?:password|passwd|pwd|passcode|api[_ -]?key|secret|token)\b\s*(?:is|[:=])\s*\S{4,}",
-    re.IGNORECASE,
-)
+from memory_plugin.safety import credential_kind
+
 _PERSONAL = re.compile(
     r"[\w.+-]+@[\w-]+\.[\w.-]+"
     r"|\+?\d[\d ()-]{8,}\d"
@@ -23,9 +16,10 @@ _PERSONAL = re.compile(
 
 
 def sensitive(text: str) -> str | None:
-    """What sensitive data the text holds ("credentials" or "personal data"), None if none."""
-    if _CREDENTIAL.search(text):
-        return "credentials"
+    """What sensitive data the text holds (a credential's kind, or "personal data"), else None."""
+    kind = credential_kind(text)
+    if kind is not None:
+        return f"a credential ({kind})"
     if _PERSONAL.search(text):
         return "personal data"
     return None
