@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
@@ -36,8 +37,8 @@ _NOT_SECRET = re.compile(r"^(\$\{?\w+\}?|<\w+>|\*+|x+|\.+|env\.\w+|os\.environ.*
 
 @cache
 def _detectors() -> tuple[RegexBasedDetector, ...]:
-    classes = get_mapping_from_secret_type_to_class().values()
-    chosen = [cls() for cls in classes if issubclass(cls, RegexBasedDetector)]  # type: ignore[misc]
+    mapping: dict[str, type[Any]] = dict(get_mapping_from_secret_type_to_class())
+    chosen = [cls() for cls in mapping.values() if issubclass(cls, RegexBasedDetector)]
     return tuple(d for d in chosen if not isinstance(d, _SKIPPED))
 
 
