@@ -3,8 +3,11 @@
 Shared by tests/test_screen_corpora.py and bench/screen.py. Every path is the real code: a
 note (`validate_note` in a team scope), a curated team document (`ScopedMemory.write_document`),
 a profile rewrite (the profile guard), a pre-compaction flush note (`append_plan`, which
-thread/flush.py calls) and consolidation output (`checked_rewrite`, which nightly
-consolidation calls). Each returns the refusal message, or None when the line is stored.
+thread/flush.py calls), consolidation output (`checked_rewrite`, which nightly
+consolidation calls), a bounded `user` entry (`BoundedMemory.apply`, the `memory` tool's and
+the REST surface's path) and an agent entry asked for shared visibility
+(`AgentMemory.store_entry`). Each returns the refusal message, or None when the line is
+stored.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from pathlib import Path
 from langchain_core.messages import AIMessage
 from langgraph.store.memory import InMemoryStore
 
-from memory_plugin import MemoryContext
+from memory_plugin import MemoryContext, MemorySettings
+from memory_plugin.agent.api import AgentMemory
+from memory_plugin.bounded.api import BoundedMemory
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import run
 from memory_plugin.profile.document import parse
@@ -28,7 +33,9 @@ from memory_plugin.scoped.notes import append_plan, validate_note
 
 DATA = Path(__file__).parent / "data"
 TEAM = MemoryContext(user_id="ann", workspace_id="acme", thread_visibility="shared")
+AGENT = MemoryContext(user_id="ann", agent_id="helper")
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
+ON = MemorySettings(bounded_memory=True, agent_memory=True)
 PROFILE = parse((DATA / "profile_base.md").read_text())
 PREVIOUS = "# Team memory\n- The team deploys on Tuesdays.\n- CI runs on GitHub Actions."
 
@@ -76,8 +83,19 @@ def consolidation(text: str) -> str | None:
     return _refusal(lambda: checked_rewrite(reply, previous=PREVIOUS, what="consolidation"))
 
 
-PRIVATE = frozenset({"profile", "consolidation"})
-"""Paths that write private memory here, where credentials are allowed (the user's own)."""
+def bounded(text: str) -> str | None:
+    memory = BoundedMemory(InMemoryStore(), settings=ON)
+    return _refusal(lambda: memory.apply(AGENT, "add", "user", text))
+
+
+def agent(text: str) -> str | None:
+    memory = AgentMemory(InMemoryStore(), defaults=ON)
+    return _refusal(lambda: memory.store_entry(AGENT, "fact", text, visibility="shared"))
+
+
+PRIVATE = frozenset({"profile", "consolidation", "bounded", "agent"})
+"""Paths that write private memory here, where credentials are allowed (the user's own; an
+agent entry holding one is made private instead of shared)."""
 
 PATHS: dict[str, Callable[[str], str | None]] = {
     "note": note,
@@ -85,4 +103,6 @@ PATHS: dict[str, Callable[[str], str | None]] = {
     "profile": profile,
     "flush": flush,
     "consolidation": consolidation,
+    "bounded": bounded,
+    "agent": agent,
 }
