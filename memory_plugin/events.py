@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from memory_plugin.compat import no_op_stream_writer
 
-Kind = Literal["scoped", "profile", "context", "journal"]
+Kind = Literal["scoped", "profile", "context", "journal", "bounded", "agent"]
 
 
 class MemoryEvent(BaseModel):

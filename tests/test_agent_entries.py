@@ -306,3 +306,23 @@ def test_flush_stores_no_entries_when_off(backend: Backend, values: dict[str, An
     settings = MemorySettings(compaction_manual=True, profile=False, **values)
     _, entries = flush_graph(backend, settings)
     assert entries == []
+
+
+def test_the_tools_report_what_they_did_on_the_custom_stream(backend: Backend) -> None:
+    _, graph = graph_of(backend, *SCRIPT)
+    events = [
+        (chunk["kind"], chunk["action"])
+        for chunk in graph.stream(
+            {"messages": [HumanMessage("hi")]},
+            {"configurable": {"thread_id": "events"}},
+            context=ANN,
+            stream_mode="custom",
+        )
+        if chunk["kind"] == "agent"
+    ]
+    assert events == [
+        ("agent", "entry_stored"),
+        ("agent", "entry_stored"),
+        ("agent", "recalled"),
+        ("agent", "entry_forgotten"),
+    ]

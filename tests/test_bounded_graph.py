@@ -167,3 +167,21 @@ def test_a_stored_layer_switching_it_off_refuses_the_tool_and_drops_the_block(
     assert "bounded_memory is switched off here" in refused.content
     assert BoundedMemory(backend.store).read(ANN)["memory"].entries == []
     assert model.prompts == []
+
+
+async def test_the_tool_reports_its_write_on_the_custom_stream(abackend: Backend) -> None:
+    model = SeeingModel(script=[add_call(1, "user", FACT), "Saved."])
+    graph = create_memory_graph(
+        model, store=abackend.store, checkpointer=abackend.checkpointer, settings=ON
+    )
+    events = [
+        (chunk["kind"], chunk["action"], chunk["scope"])
+        async for chunk in graph.astream(
+            {"messages": [HumanMessage("remember my build box")]},
+            {"configurable": {"thread_id": "events"}},
+            context=ANN,
+            stream_mode="custom",
+        )
+        if chunk["kind"] == "bounded"
+    ]
+    assert events == [("bounded", "entry_add", "user")]

@@ -14,6 +14,7 @@ from langgraph.prebuilt import ToolRuntime
 from memory_plugin.agent.api import AgentMemory
 from memory_plugin.agent.entries import Entry, expiry
 from memory_plugin.agent.recall import EntryHit
+from memory_plugin.events import emit
 from memory_plugin.identity import Membership
 from memory_plugin.plans import arun, run
 from memory_plugin.scoped.tools import tool_context
@@ -31,16 +32,19 @@ FORGET = "Forget the agent memory entry stored under `key` (read-only entries ca
 
 
 def _stored(entry: Entry) -> str:
+    emit("agent", "entry_stored", entry.visibility, key=entry.key)
     return f"Stored entry {entry.key!r} ({entry.visibility})."
 
 
 def _hits(query: str, hits: list[EntryHit]) -> str:
+    emit("agent", "recalled", None, hits=len(hits))
     if not hits:
         return f"No agent memory entries match {query!r}."
     return "\n".join(hit.entry.render() for hit in hits)
 
 
 def _forgot(key: str) -> str:
+    emit("agent", "entry_forgotten", None, key=key)
     return f"Forgot entry {key!r}."
 
 

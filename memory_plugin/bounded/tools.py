@@ -8,6 +8,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 
 from memory_plugin.bounded.api import BoundedMemory
+from memory_plugin.events import emit
 from memory_plugin.identity import Membership
 from memory_plugin.scoped.tools import tool_context
 from memory_plugin.tooling import twin_tool
@@ -31,6 +32,11 @@ DESCRIPTION = (
 )
 
 
+def _done(action: str, target: str, answer: str) -> str:
+    emit("bounded", f"entry_{action}", target)
+    return answer
+
+
 def bounded_memory_tools(
     service: BoundedMemory | None = None, *, membership: Membership | None = None
 ) -> list[BaseTool]:
@@ -45,7 +51,7 @@ def bounded_memory_tools(
         old_text: str | None = None,
     ) -> str:
         ctx = tool_context(runtime, membership)
-        return memory.apply(ctx, action, target, content, old_text)
+        return _done(action, target, memory.apply(ctx, action, target, content, old_text))
 
     async def abody(
         action: Literal["add", "replace", "remove"],
@@ -55,7 +61,7 @@ def bounded_memory_tools(
         old_text: str | None = None,
     ) -> str:
         ctx = tool_context(runtime, membership)
-        return await memory.aapply(ctx, action, target, content, old_text)
+        return _done(action, target, await memory.aapply(ctx, action, target, content, old_text))
 
     return [
         twin_tool(
