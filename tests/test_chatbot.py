@@ -53,7 +53,12 @@ def test_interactive_chat_commands_and_a_resumed_thread(tmp_path: Path) -> None:
     assert "## Identity\n- Name is Ann." in out
     assert "<recent_memory_notes>" in out
     assert "Summarize now is off (set MEMORY_COMPACTION_MANUAL=true to enable it)." in out
-    assert "forgot note 1\nyou> 1. - [" in out and "prefers short answers" in out.split("forgot")[1]
+    listed = re.findall(r"(\d)\. - \[[^\]]+\] (.+)", out.split("forgot note 1")[0])
+    forgotten = dict(listed)["1"]  # the two notes were stored by parallel tool calls, in any order
+    kept = dict(listed)["2"]
+    assert "forgot note 1\nyou> 1. - [" in out
+    after = out.split("forgot note 1")[1]
+    assert kept in after and forgotten not in after
     assert "unknown command /nope" in out
     assert "/forget N" in out and "/summarize  compact" not in out
     again = chatbot(tmp_path, "--user", "ann", stdin="/quit\n")
