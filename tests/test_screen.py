@@ -10,7 +10,7 @@ import pytest
 
 from memory_plugin import Backend
 from memory_plugin.errors import MemoryWriteError
-from memory_plugin.safety import screen, visibility_of
+from memory_plugin.safety import screen, violation, visibility_of
 from memory_plugin.scoped import ScopedMemory
 from tests.scoped_helpers import ANN, ANN_TEAM
 
@@ -70,6 +70,7 @@ def test_obfuscations_are_normalised_before_matching(text: str) -> None:
     ],
 )
 def test_ordinary_private_memory_passes(text: str) -> None:
+    assert violation(text, visibility="private") is None
     screen(text, "the note")
 
 
