@@ -36,6 +36,7 @@ from memory_plugin.scoped.notes import (
 from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.prompt import recent_notes_plan
 from memory_plugin.scoped.recall import Hit, clamp_k, recall_plan
+from memory_plugin.scoped.rerank import rerank_plan
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
 
@@ -185,7 +186,12 @@ class ScopedMemory:
         values = yield from self._on_plan(ctx)
         count = clamp_k(k, values.recall_default_k, values.recall_max_k)
         scope = readable_thread_scope(self._member(ctx))
-        return (yield from recall_plan(scope, query, count)) if scope else []
+        if scope is None:
+            return []
+        wanted = max(count, values.recall_rerank_candidates) if values.recall_rerank else count
+        hits = yield from recall_plan(scope, query, wanted)
+        ranked = yield from rerank_plan(query, hits, values, self.maintenance)
+        return ranked[:count]
 
     def recall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
         """The notes that best match a query (default k from settings, at most recall_max_k)."""

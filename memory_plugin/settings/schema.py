@@ -18,11 +18,13 @@ from memory_plugin.errors import SettingsError
 
 LAYERS = ("platform", "org", "space", "user")
 PLATFORM_ONLY = ("platform",)
+ADMIN_LAYERS = ("platform", "org", "space")
 # (a, b): the effective a never exceeds the effective b.
 RELATIONS = (
     ("document_soft_limit_chars", "document_hard_limit_chars"),
     ("recall_default_k", "recall_max_k"),
     ("summarization_keep_ratio", "summarization_trigger_ratio"),
+    ("recall_rerank_keep", "recall_rerank_candidates"),
 )
 
 
@@ -170,6 +172,26 @@ class MemorySettings(BaseModel):
     pinned_max_entries: int = _f(10, "pinned agent entries injected first", ge=0, le=10)
     pinned_min_importance: float = _f(
         0.7, "user_profile entries pinned from this importance", ge=0.0, le=1.0
+    )
+
+    # Retrieval rerank (context-management.md: Retrieval rerank; memory_plugin.scoped.rerank)
+    recall_rerank: bool = _f(
+        False, "one model call per recall reorders the fused candidates", layers=ADMIN_LAYERS
+    )
+    recall_rerank_model: str | None = _f(
+        None,
+        "model spec for the reranker, or cross-encoder:<sentence-transformers model>; "
+        "none uses the maintenance model",
+        layers=PLATFORM_ONLY,
+    )
+    recall_rerank_keep: int = _f(
+        8, "rerank only when a search has more results than this", ge=1, le=100
+    )
+    recall_rerank_candidates: int = _f(
+        24, "the top fused results the reranker reorders", ge=2, le=100
+    )
+    recall_rerank_timeout_ms: int = _f(
+        1_500, "a rerank call never holds a recall longer (fused order kept)", ge=50, le=60_000
     )
 
     # The model of memory's own work (memory_plugin.maintenance)
