@@ -2,7 +2,8 @@
 
 Memory logic is written once as a *plan*: a generator that yields requests and receives
 their results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request
-is a list of store operations, a `PutIfVersion`, an `InsertNext` or a `ModelCall`. `run`
+is a list of store operations, a `PutIfVersion`, an `InsertNext` or `InsertMany`, a
+`KeywordSearch` or `VectorSearch` (memory_plugin.backends.search) or a `ModelCall`. `run`
 drives a plan with the store's and model's sync methods, `arun` with their async twins. A
 failed request is thrown into the plan at its `yield`, so the plan decides what a failure
 means.
@@ -22,8 +23,23 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore, Op, PutOp
 
-from memory_plugin.backends.claims import InsertNext, ainsert_next, insert_next
+from memory_plugin.backends.claims import (
+    InsertMany,
+    InsertNext,
+    ainsert_many,
+    ainsert_next,
+    insert_many,
+    insert_next,
+)
 from memory_plugin.backends.conditional import aput_if_version, put_if_version
+from memory_plugin.backends.search import (
+    KeywordSearch,
+    VectorSearch,
+    akeyword_search,
+    avector_search,
+    keyword_search,
+    vector_search,
+)
 from memory_plugin.storable import storable, storable_op
 
 T = TypeVar("T")
@@ -81,7 +97,9 @@ class PutIfVersion:
     also: tuple[PutOp, ...] = ()
 
 
-Request = list[Op] | ModelCall | PutIfVersion | InsertNext
+Request = (
+    list[Op] | ModelCall | PutIfVersion | InsertNext | InsertMany | KeywordSearch | VectorSearch
+)
 Plan = Generator[Request, Any, T]
 
 
@@ -95,6 +113,12 @@ def _put_args(request: PutIfVersion) -> tuple[Any, ...]:
 def _insert_args(request: InsertNext) -> tuple[Any, ...]:
     """The fields of an append at the next position, its value made storable."""
     return (request.namespace, request.group, storable(request.value))
+
+
+def _insert_many(request: InsertMany) -> InsertMany:
+    """An append of several values, each made storable."""
+    values = tuple(storable(value) for value in request.values)
+    return InsertMany(request.namespace, request.group, values, request.dated)
 
 
 def _resume(plan: Plan[T], result: Any, failure: Exception | None) -> Request:
@@ -113,6 +137,12 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
                     result = put_if_version(store, *_put_args(request))
                 elif isinstance(request, InsertNext):
                     result = insert_next(store, *_insert_args(request))
+                elif isinstance(request, InsertMany):
+                    result = insert_many(store, _insert_many(request))
+                elif isinstance(request, KeywordSearch):
+                    result = keyword_search(store, request)
+                elif isinstance(request, VectorSearch):
+                    result = vector_search(store, request)
                 else:
                     result = store.batch([storable_op(op) for op in request])
             except Exception as exc:
@@ -135,6 +165,12 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                     result = await aput_if_version(store, *_put_args(request))
                 elif isinstance(request, InsertNext):
                     result = await ainsert_next(store, *_insert_args(request))
+                elif isinstance(request, InsertMany):
+                    result = await ainsert_many(store, _insert_many(request))
+                elif isinstance(request, KeywordSearch):
+                    result = await akeyword_search(store, request)
+                elif isinstance(request, VectorSearch):
+                    result = await avector_search(store, request)
                 else:
                     result = await store.abatch([storable_op(op) for op in request])
             except Exception as exc:

@@ -1,17 +1,35 @@
-"""Text helpers shared by every memory kind: word tokens and one BM25 ranking."""
+"""Text helpers shared by every memory kind: word tokens, search terms and one BM25 ranking."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from functools import lru_cache
 from typing import TypeVar
+
+import Stemmer
 
 K = TypeVar("K", bound=Hashable)
 _WORD = re.compile(r"\w+", re.UNICODE)
 BM25_K1 = 1.2
 BM25_B = 0.75
+
+_SNOWBALL_STOPWORDS = """
+i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
+she her hers herself it its itself they them their theirs themselves what which who whom
+this that these those am is are was were be been being have has had having do does did doing
+would should could ought cannot a an the and but if or because as until while of at by for
+with about against between into through during before after above below to from up down in
+out on off over under again further then once here there when where why how all any both
+each few more most other some such no nor not only own same so than too very s t can will
+just don should now
+"""
+STOPWORDS = frozenset(_SNOWBALL_STOPWORDS.split())
+"""English stopwords (the Snowball list, as PostgreSQL's `english` configuration drops)."""
+
+_stemmer = Stemmer.Stemmer("english")
 
 
 def tokens(text: str) -> list[str]:
@@ -19,12 +37,33 @@ def tokens(text: str) -> list[str]:
     return [t.lower() for t in _WORD.findall(text)]
 
 
-def bm25_scores(query: str, docs: Sequence[tuple[K, str]]) -> dict[K, float]:
-    """BM25 score of each (key, text) against the query; keys sharing no word are left out."""
-    terms = set(tokens(query))
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def search_terms(text: str) -> list[str]:
+    """The words a keyword search matches on: lower-cased, English stopwords dropped, each
+    reduced to its Snowball English stem."""
+    return [_stem(t) for t in tokens(text) if t not in STOPWORDS]
+
+
+def query_words(text: str) -> list[str]:
+    """A query's distinct lower-cased words without stopwords, in order (the databases stem
+    them with their own tokenizer)."""
+    return list(dict.fromkeys(t for t in tokens(text) if t not in STOPWORDS))
+
+
+def bm25_scores(
+    query: str, docs: Sequence[tuple[K, str]], *, analyze: Callable[[str], list[str]] = tokens
+) -> dict[K, float]:
+    """BM25 score of each (key, text) against the query; keys sharing no term are left out.
+    `analyze` turns a text into its terms (plain tokens by default; `search_terms` to stem
+    and drop stopwords)."""
+    terms = set(analyze(query))
     if not terms or not docs:
         return {}
-    counted = [(key, Counter(tokens(text))) for key, text in docs]
+    counted = [(key, Counter(analyze(text))) for key, text in docs]
     avg_len = sum(sum(c.values()) for _, c in counted) / len(counted) or 1.0
     df = Counter(term for _, counts in counted for term in terms if term in counts)
     scores: dict[K, float] = {}

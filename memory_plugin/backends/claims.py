@@ -1,11 +1,13 @@
-"""Appending at the next position of a group, claimed in one short transaction, never retried.
+"""Appending at the next positions of a group, claimed in one short transaction, never retried.
 
 The items of a group live under the keys `{group}#{position:06d}` and carry their `position`;
 positions start at 1 and are never reused (a deleted item stays as a tombstone), so they are
 unique and gap-free however many writers append at once. PostgreSQL claims under a per-group
 advisory transaction lock (safe across app servers), SQLite inside BEGIN IMMEDIATE (safe
-across processes on one file); any other store, InMemoryStore included, finds the first free
-key under a lock in this process.
+across processes on one file); both keep the group's last position in a counter row
+(`memory_claims`), so a claim costs the same whatever the group's size (a group written
+before the counter existed is counted once). Any other store, InMemoryStore included, finds
+the first free key under a lock in this process.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -24,6 +27,14 @@ from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg.types.json import Jsonb
 
+from memory_plugin.backends.fts import (
+    apg_setup,
+    asqlite_setup,
+    is_ready,
+    mark_ready,
+    pg_setup,
+    sqlite_setup,
+)
 from memory_plugin.compat import pg_async_connections, pg_connections
 
 
@@ -39,29 +50,52 @@ class InsertNext:
     value: Mapping[str, Any]
 
 
+@dataclass(frozen=True)
+class InsertMany:
+    """Insert `values`, in order, as the next items of `group` in `namespace`, in one
+    transaction; `dated`: each row is stamped with its value's `created_at` (ISO 8601)
+    instead of now.
+
+    The result is the list of stored values, each with its `position` and `version` 1.
+    """
+
+    namespace: tuple[str, ...]
+    group: str
+    values: tuple[Mapping[str, Any], ...]
+    dated: bool = False
+
+
 def positioned_key(group: str, position: int) -> str:
     """The store key of the item at `position` in `group`: sortable within the group."""
     return f"{group}#{position:06d}"
 
 
 _PG_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-_PG_INSERT_NEXT = """
-INSERT INTO store (prefix, key, value, created_at, updated_at)
-SELECT %(prefix)s, %(head)s || lpad(n::text, greatest(6, length(n::text)), '0'),
-       %(value)s || jsonb_build_object('position', n, 'version', 1), NOW(), NOW()
-FROM (
-    SELECT COALESCE(MAX(substr(key, %(digits)s)::bigint), 0) + 1 AS n
-    FROM store WHERE prefix = %(prefix)s AND starts_with(key, %(head)s)
-) AS claim
-RETURNING value
+_PG_BUMP = (
+    "UPDATE memory_claims SET last = last + %(n)s "
+    "WHERE prefix = %(prefix)s AND grp = %(grp)s RETURNING last"
+)
+_PG_SEED = """
+INSERT INTO memory_claims (prefix, grp, last)
+SELECT %(prefix)s, %(grp)s, COALESCE(MAX(substr(key, %(digits)s)::bigint), 0) + %(n)s
+FROM store WHERE prefix = %(prefix)s AND starts_with(key, %(head)s)
+RETURNING last
 """
-_SQLITE_LAST = (
-    "SELECT MAX(CAST(substr(key, ?) AS INTEGER)) FROM store "
-    "WHERE prefix = ? AND key >= ? AND key < ?"
+_PG_INSERT = (
+    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
+    "VALUES (%s, %s, %s, COALESCE(%s, NOW()), COALESCE(%s, NOW()))"
+)
+_SQLITE_BUMP = (
+    "UPDATE memory_claims SET last = last + ? WHERE prefix = ? AND grp = ? RETURNING last"
+)
+_SQLITE_SEED = (
+    "INSERT INTO memory_claims (prefix, grp, last) "
+    "SELECT ?, ?, COALESCE(MAX(CAST(substr(key, ?) AS INTEGER)), 0) + ? FROM store "
+    "WHERE prefix = ? AND key >= ? AND key < ? RETURNING last"
 )
 _SQLITE_INSERT = (
     "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-    "VALUES (?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+    "VALUES (?, ?, ?, COALESCE(?, CURRENT_TIMESTAMP), COALESCE(?, CURRENT_TIMESTAMP))"
 )
 _PROBES = 48
 
@@ -81,36 +115,66 @@ def _stored(value: Mapping[str, Any], position: int) -> dict[str, Any]:
     return {**value, "position": position, "version": 1}
 
 
-def _pg_params(namespace: tuple[str, ...], group: str, value: Mapping[str, Any]) -> dict[str, Any]:
-    head = _head(group)
+def _claimed(request: InsertMany, last: int) -> list[dict[str, Any]]:
+    """The stored values of a claim that ended at position `last`."""
+    first = last - len(request.values) + 1
+    return [_stored(value, first + i) for i, value in enumerate(request.values)]
+
+
+def _stamp(request: InsertMany, value: Mapping[str, Any]) -> datetime | None:
+    if not request.dated:
+        return None
+    return datetime.fromisoformat(str(value["created_at"])).astimezone(UTC)
+
+
+def _pg_params(request: InsertMany) -> dict[str, Any]:
+    head = _head(request.group)
     return {
-        "prefix": _prefix(namespace),
+        "prefix": _prefix(request.namespace),
+        "grp": request.group,
         "head": head,
         "digits": len(head) + 1,
-        "value": Jsonb(dict(value)),
+        "n": len(request.values),
     }
 
 
-def _returned(row: Mapping[str, Any] | None) -> dict[str, Any]:
-    assert row is not None, "INSERT ... SELECT of one row returns that row"
-    return dict(row["value"])
+def _pg_rows(request: InsertMany, stored: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    prefix = _prefix(request.namespace)
+    rows = []
+    for value in stored:
+        stamp = _stamp(request, value)
+        key = positioned_key(request.group, value["position"])
+        rows.append((prefix, key, Jsonb(value), stamp, stamp))
+    return rows
+
+
+def _sqlite_time(stamp: datetime | None) -> str | None:
+    return stamp.strftime("%Y-%m-%d %H:%M:%S") if stamp is not None else None
+
+
+def _sqlite_rows(request: InsertMany, stored: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    prefix = _prefix(request.namespace)
+    rows = []
+    for value in stored:
+        stamp = _sqlite_time(_stamp(request, value))
+        key = positioned_key(request.group, value["position"])
+        rows.append((prefix, key, orjson.dumps(value), stamp, stamp))
+    return rows
+
+
+def _sqlite_bump_args(request: InsertMany) -> tuple[Any, ...]:
+    return (len(request.values), _prefix(request.namespace), request.group)
+
+
+def _sqlite_seed_args(request: InsertMany) -> tuple[Any, ...]:
+    head = _head(request.group)
+    prefix = _prefix(request.namespace)
+    n = len(request.values)
+    return (prefix, request.group, len(head) + 1, n, prefix, head, f"{request.group}$")
 
 
 def _pg_lock_name(namespace: tuple[str, ...], group: str) -> str:
     return f"memory_plugin.claim:{_prefix(namespace)}:{group}"
-
-
-def _sqlite_last_args(namespace: tuple[str, ...], group: str) -> tuple[Any, ...]:
-    head = _head(group)
-    return (len(head) + 1, _prefix(namespace), head, f"{group}$")
-
-
-def _sqlite_insert_args(
-    namespace: tuple[str, ...], group: str, value: Mapping[str, Any], last: int | None
-) -> tuple[dict[str, Any], tuple[Any, ...]]:
-    new = _stored(value, (last or 0) + 1)
-    key = positioned_key(group, new["position"])
-    return new, (_prefix(namespace), key, orjson.dumps(new))
 
 
 def _process_lock(store: BaseStore) -> threading.Lock:
@@ -140,61 +204,114 @@ def _free_position(store: BaseStore, namespace: tuple[str, ...], group: str) -> 
     return high
 
 
+def _as_many(namespace: tuple[str, ...], group: str, value: Mapping[str, Any]) -> InsertMany:
+    return InsertMany(namespace, group, (value,))
+
+
 def insert_next(
     store: BaseStore, namespace: tuple[str, ...], group: str, value: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Store `value` at the next position of `group`; returns the stored value."""
-    if isinstance(store, PostgresStore):
-        with pg_connections.get_connection(store.conn) as conn, conn.transaction():
-            conn.execute(_PG_LOCK, (_pg_lock_name(namespace, group),))
-            row = conn.execute(_PG_INSERT_NEXT, _pg_params(namespace, group, value)).fetchone()
-            return _returned(row)
-    if isinstance(store, SqliteStore):
-        with store.lock:
-            db = store.conn
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                (last,) = db.execute(_SQLITE_LAST, _sqlite_last_args(namespace, group)).fetchone()
-                new, args = _sqlite_insert_args(namespace, group, value, last)
-                db.execute(_SQLITE_INSERT, args)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            return new
-    with _process_lock(store):
-        new = _stored(value, _free_position(store, namespace, group))
-        key = positioned_key(group, new["position"])
-        store.batch([PutOp(namespace, key, new, index=False)])
-        return new
+    (stored,) = insert_many(store, _as_many(namespace, group, value))
+    return stored
 
 
 async def ainsert_next(
     store: BaseStore, namespace: tuple[str, ...], group: str, value: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Async twin of insert_next."""
+    (stored,) = await ainsert_many(store, _as_many(namespace, group, value))
+    return stored
+
+
+def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
+    """Store the values at the next positions of their group; returns the stored values."""
+    if not request.values:
+        return []
+    if isinstance(store, PostgresStore):
+        with pg_connections.get_connection(store.conn) as conn:
+            if not is_ready(store):
+                pg_setup(conn)
+                mark_ready(store)
+            with conn.transaction():
+                conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
+                params = _pg_params(request)
+                row = conn.execute(_PG_BUMP, params).fetchone()
+                if row is None:
+                    row = conn.execute(_PG_SEED, params).fetchone()
+                assert row is not None, "INSERT ... SELECT of one row returns that row"
+                stored = _claimed(request, int(row["last"]))
+                with conn.cursor() as cur:
+                    cur.executemany(_PG_INSERT, _pg_rows(request, stored))
+                return stored
+    if isinstance(store, SqliteStore):
+        with store.lock:
+            db = store.conn
+            if not is_ready(store):
+                sqlite_setup(db)
+                mark_ready(store)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                rows = db.execute(_SQLITE_BUMP, _sqlite_bump_args(request)).fetchall()
+                if not rows:
+                    rows = db.execute(_SQLITE_SEED, _sqlite_seed_args(request)).fetchall()
+                stored = _claimed(request, int(rows[0][0]))
+                db.executemany(_SQLITE_INSERT, _sqlite_rows(request, stored))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return stored
+    with _process_lock(store):
+        first = _free_position(store, request.namespace, request.group)
+        stored = _claimed(request, first + len(request.values) - 1)
+        ops = [
+            PutOp(request.namespace, positioned_key(request.group, v["position"]), v, index=False)
+            for v in stored
+        ]
+        store.batch(ops)
+        return stored
+
+
+async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
+    """Async twin of insert_many."""
+    if not request.values:
+        return []
     if isinstance(store, AsyncPostgresStore):
-        async with (
-            pg_async_connections.get_connection(store.conn) as conn,
-            conn.transaction(),
-        ):
-            await conn.execute(_PG_LOCK, (_pg_lock_name(namespace, group),))
-            cur = await conn.execute(_PG_INSERT_NEXT, _pg_params(namespace, group, value))
-            return _returned(await cur.fetchone())
+        async with pg_async_connections.get_connection(store.conn) as conn:
+            if not is_ready(store):
+                await apg_setup(conn)
+                mark_ready(store)
+            async with conn.transaction():
+                await conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
+                params = _pg_params(request)
+                row = await (await conn.execute(_PG_BUMP, params)).fetchone()
+                if row is None:
+                    row = await (await conn.execute(_PG_SEED, params)).fetchone()
+                assert row is not None, "INSERT ... SELECT of one row returns that row"
+                stored = _claimed(request, int(row["last"]))
+                async with conn.cursor() as cur:
+                    await cur.executemany(_PG_INSERT, _pg_rows(request, stored))
+                return stored
     if isinstance(store, AsyncSqliteStore):
         if not store.is_setup:
             await store.setup()
         async with store.lock:
             db = store.conn
+            if not is_ready(store):
+                await asqlite_setup(db)
+                mark_ready(store)
             await db.execute("BEGIN IMMEDIATE")
             try:
-                async with db.execute(_SQLITE_LAST, _sqlite_last_args(namespace, group)) as rows:
-                    (last,) = await rows.fetchone()  # type: ignore[misc]
-                new, args = _sqlite_insert_args(namespace, group, value, last)
-                await db.execute(_SQLITE_INSERT, args)
+                found = list(await db.execute_fetchall(_SQLITE_BUMP, _sqlite_bump_args(request)))
+                if not found:
+                    seed = _sqlite_seed_args(request)
+                    found = list(await db.execute_fetchall(_SQLITE_SEED, seed))
+                stored = _claimed(request, int(found[0][0]))
+                await db.executemany(_SQLITE_INSERT, _sqlite_rows(request, stored))
             except BaseException:
                 await db.execute("ROLLBACK")
                 raise
             await db.execute("COMMIT")
-            return new
-    return await asyncio.to_thread(insert_next, store, namespace, group, value)
+            return stored
+    return await asyncio.to_thread(insert_many, store, request)

@@ -21,6 +21,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from memory_plugin.backends.base import Opened
+from memory_plugin.backends.fts import apg_setup, mark_ready, pg_setup
 from memory_plugin.backends.index import log_once
 from memory_plugin.backends.url import scrub
 from memory_plugin.errors import BackendError, BackendUnavailableError
@@ -202,6 +203,9 @@ def _open_pool(
     saver = PostgresSaver(pool, serde=CachingSerializer())
     store.setup()
     saver.setup()
+    with pool.connection() as conn:
+        pg_setup(conn, lock=False)
+    mark_ready(store)
     return Opened(store, saver, index is not None)
 
 
@@ -232,4 +236,7 @@ async def _aopen_pool(
     saver = AsyncPostgresSaver(pool, serde=CachingSerializer())
     await store.setup()
     await saver.setup()
+    async with pool.connection() as conn:
+        await apg_setup(conn, lock=False)
+    mark_ready(store)
     return Opened(store, saver, index is not None)

@@ -23,6 +23,7 @@ from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from memory_plugin.backends.base import Opened
+from memory_plugin.backends.fts import asqlite_setup, mark_ready, sqlite_setup
 from memory_plugin.backends.index import log_once
 from memory_plugin.errors import BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
@@ -105,6 +106,8 @@ def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Op
     saver = SqliteSaver(saver_conn, serde=CachingSerializer())
     store.setup()
     saver.setup()
+    sqlite_setup(store_conn)
+    mark_ready(store)
     return Opened(store, saver, module is not None)
 
 
@@ -124,4 +127,6 @@ async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExit
     saver = AsyncSqliteSaver(saver_conn, serde=CachingSerializer())
     await store.setup()
     await saver.setup()
+    await asqlite_setup(store_conn)
+    mark_ready(store)
     return Opened(store, saver, module is not None)

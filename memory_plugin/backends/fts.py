@@ -1,0 +1,236 @@
+"""Full-text indexes of notes, kept in step with the LangGraph `store` table by triggers.
+
+Every write to `store`, ours or a LangGraph put or delete, updates the index in the same
+transaction. SQLite: an FTS5 table (Porter stemming) keyed by a row map, with the scope's
+token in its own column so a search reads one scope's postings. PostgreSQL: a table of
+`english` tsvectors with a GIN index and per-scope BM25 statistics (notes
+and total length). Both also hold the per-group position counters that make appends O(1).
+LangGraph's SQLite put is an INSERT OR REPLACE, which fires no delete trigger: the insert
+trigger drops a replaced row's entry first. Setup is idempotent; notes written before it
+existed are indexed once (a migration).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+NOTES_GLOB = "memory_plugin.*.notes"
+
+SQLITE_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS memory_claims (
+        prefix TEXT NOT NULL, grp TEXT NOT NULL, last INTEGER NOT NULL,
+        PRIMARY KEY (prefix, grp))""",
+    """CREATE TABLE IF NOT EXISTS memory_note_rows (
+        id INTEGER PRIMARY KEY, prefix TEXT NOT NULL, key TEXT NOT NULL,
+        UNIQUE (prefix, key))""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS memory_note_fts
+        USING fts5(scope, text, tokenize = 'porter unicode61')""",
+    f"""CREATE TRIGGER IF NOT EXISTS memory_note_fts_insert AFTER INSERT ON store
+    WHEN new.prefix GLOB '{NOTES_GLOB}' BEGIN
+        DELETE FROM memory_note_fts WHERE rowid =
+            (SELECT id FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key);
+        DELETE FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key;
+        INSERT INTO memory_note_rows (prefix, key) SELECT new.prefix, new.key
+            WHERE json_extract(new.value, '$.deleted') IS NOT 1
+            AND coalesce(json_extract(new.value, '$.text'), '') <> '';
+        INSERT INTO memory_note_fts (rowid, scope, text)
+            SELECT id, 's' || hex(new.prefix), json_extract(new.value, '$.text')
+            FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key;
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memory_note_fts_update AFTER UPDATE ON store
+    WHEN old.prefix GLOB '{NOTES_GLOB}' OR new.prefix GLOB '{NOTES_GLOB}' BEGIN
+        DELETE FROM memory_note_fts WHERE rowid =
+            (SELECT id FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key);
+        DELETE FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key;
+        INSERT INTO memory_note_rows (prefix, key) SELECT new.prefix, new.key
+            WHERE new.prefix GLOB '{NOTES_GLOB}'
+            AND json_extract(new.value, '$.deleted') IS NOT 1
+            AND coalesce(json_extract(new.value, '$.text'), '') <> '';
+        INSERT INTO memory_note_fts (rowid, scope, text)
+            SELECT id, 's' || hex(new.prefix), json_extract(new.value, '$.text')
+            FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key;
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memory_note_fts_delete AFTER DELETE ON store
+    WHEN old.prefix GLOB '{NOTES_GLOB}' BEGIN
+        DELETE FROM memory_note_fts WHERE rowid =
+            (SELECT id FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key);
+        DELETE FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key;
+    END""",
+]
+SQLITE_BACKFILL = [
+    f"""INSERT OR IGNORE INTO memory_note_rows (prefix, key) SELECT prefix, key FROM store
+        WHERE prefix GLOB '{NOTES_GLOB}' AND json_extract(value, '$.deleted') IS NOT 1
+        AND coalesce(json_extract(value, '$.text'), '') <> ''""",
+    """INSERT INTO memory_note_fts (rowid, scope, text)
+        SELECT r.id, 's' || hex(r.prefix), json_extract(s.value, '$.text')
+        FROM memory_note_rows r JOIN store s ON s.prefix = r.prefix AND s.key = r.key
+        WHERE r.id NOT IN (SELECT rowid FROM memory_note_fts)""",
+]
+_SQLITE_HAS_FTS = "SELECT 1 FROM sqlite_master WHERE name = 'memory_note_fts_delete'"
+
+PG_SCHEMA = [
+    """
+CREATE TABLE IF NOT EXISTS memory_claims (
+    prefix text NOT NULL, grp text NOT NULL, last bigint NOT NULL, PRIMARY KEY (prefix, grp))
+""",
+    """
+CREATE TABLE IF NOT EXISTS memory_note_fts (
+    prefix text NOT NULL, key text NOT NULL, tsv tsvector NOT NULL, len integer NOT NULL,
+    PRIMARY KEY (prefix, key))
+""",
+    """
+CREATE TABLE IF NOT EXISTS memory_note_stats (
+    prefix text PRIMARY KEY, docs bigint NOT NULL, total_len bigint NOT NULL)
+""",
+    """
+CREATE INDEX IF NOT EXISTS memory_note_fts_tsv ON memory_note_fts USING gin (tsv)
+""",
+    """
+CREATE OR REPLACE FUNCTION memory_note_fts_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    gone integer;
+    doc tsvector;
+    size integer;
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND starts_with(OLD.prefix, 'memory_plugin.')
+            AND right(OLD.prefix, 6) = '.notes' THEN
+        DELETE FROM memory_note_fts WHERE prefix = OLD.prefix AND key = OLD.key
+            RETURNING len INTO gone;
+        IF FOUND THEN
+            UPDATE memory_note_stats SET docs = docs - 1, total_len = total_len - gone
+                WHERE prefix = OLD.prefix;
+        END IF;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND starts_with(NEW.prefix, 'memory_plugin.')
+            AND right(NEW.prefix, 6) = '.notes'
+            AND NEW.value->'deleted' IS DISTINCT FROM 'true'::jsonb
+            AND coalesce(NEW.value->>'text', '') <> '' THEN
+        doc := to_tsvector('english', NEW.value->>'text');
+        SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) INTO size
+            FROM unnest(doc);
+        INSERT INTO memory_note_fts (prefix, key, tsv, len) VALUES (NEW.prefix, NEW.key, doc, size);
+        INSERT INTO memory_note_stats AS s (prefix, docs, total_len) VALUES (NEW.prefix, 1, size)
+            ON CONFLICT (prefix) DO UPDATE
+            SET docs = s.docs + 1, total_len = s.total_len + excluded.total_len;
+    END IF;
+    RETURN NULL;
+END $$
+""",
+    """
+DROP TRIGGER IF EXISTS memory_note_fts_sync ON store
+""",
+    """
+CREATE TRIGGER memory_note_fts_sync AFTER INSERT OR UPDATE OR DELETE ON store
+    FOR EACH ROW EXECUTE FUNCTION memory_note_fts_sync()
+""",
+    """
+CREATE TABLE IF NOT EXISTS memory_search_migrations (v integer PRIMARY KEY)
+""",
+]
+PG_BACKFILL = [
+    """
+INSERT INTO memory_note_fts (prefix, key, tsv, len)
+SELECT prefix, key, doc,
+       (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest(doc))
+FROM (SELECT prefix, key, to_tsvector('english', value->>'text') AS doc FROM store
+      WHERE starts_with(prefix, 'memory_plugin.') AND right(prefix, 6) = '.notes'
+      AND value->'deleted' IS DISTINCT FROM 'true'::jsonb
+      AND coalesce(value->>'text', '') <> '') AS live
+ON CONFLICT DO NOTHING
+""",
+    """
+INSERT INTO memory_note_stats (prefix, docs, total_len)
+SELECT prefix, count(*), sum(len) FROM memory_note_fts GROUP BY prefix
+ON CONFLICT (prefix) DO UPDATE SET docs = excluded.docs, total_len = excluded.total_len
+""",
+    """
+INSERT INTO memory_search_migrations (v) VALUES (1)
+""",
+]
+_PG_DONE = "SELECT 1 FROM memory_search_migrations WHERE v = 1"
+_PG_HAS_TABLE = "SELECT to_regclass('memory_search_migrations') IS NOT NULL AS present"
+PG_SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtext('memory_plugin.setup'))"
+
+_ready: weakref.WeakSet[BaseStore] = weakref.WeakSet()
+
+
+def is_ready(store: BaseStore) -> bool:
+    """Whether this store's search tables were set up in this process."""
+    return store in _ready
+
+
+def mark_ready(store: BaseStore) -> None:
+    """Remember that this store's search tables exist."""
+    _ready.add(store)
+
+
+def sqlite_setup(conn: Any) -> None:
+    """Create the SQLite search tables and triggers, indexing existing notes the first time
+    (on a connection in autocommit mode)."""
+    if conn.execute(_SQLITE_HAS_FTS).fetchone() is not None:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute(_SQLITE_HAS_FTS).fetchone() is None:
+            for statement in [*SQLITE_SCHEMA, *SQLITE_BACKFILL]:
+                conn.execute(statement)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+async def asqlite_setup(conn: Any) -> None:
+    """Async twin of sqlite_setup, on an aiosqlite connection."""
+    async with conn.execute(_SQLITE_HAS_FTS) as rows:
+        if await rows.fetchone() is not None:
+            return
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        async with conn.execute(_SQLITE_HAS_FTS) as rows:
+            missing = await rows.fetchone() is None
+        if missing:
+            for statement in [*SQLITE_SCHEMA, *SQLITE_BACKFILL]:
+                await conn.execute(statement)
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
+
+
+def _pg_done(row: Any) -> bool:
+    return bool(row and (row["present"] if isinstance(row, dict) else row[0]))
+
+
+def pg_setup(conn: Any, *, lock: bool = True) -> None:
+    """Create the PostgreSQL search tables and trigger, indexing existing notes once; takes
+    the setup lock for its transaction unless the caller already holds it (`lock=False`)."""
+    if _pg_done(conn.execute(_PG_HAS_TABLE).fetchone()) and conn.execute(_PG_DONE).fetchone():
+        return
+    with conn.transaction():
+        if lock:
+            conn.execute(PG_SETUP_LOCK)
+        for statement in PG_SCHEMA:
+            conn.execute(statement)
+        if conn.execute(_PG_DONE).fetchone() is None:
+            for statement in PG_BACKFILL:
+                conn.execute(statement)
+
+
+async def apg_setup(conn: Any, *, lock: bool = True) -> None:
+    """Async twin of pg_setup."""
+    present = _pg_done(await (await conn.execute(_PG_HAS_TABLE)).fetchone())
+    if present and await (await conn.execute(_PG_DONE)).fetchone():
+        return
+    async with conn.transaction():
+        if lock:
+            await conn.execute(PG_SETUP_LOCK)
+        for statement in PG_SCHEMA:
+            await conn.execute(statement)
+        cur = await conn.execute(_PG_DONE)
+        if await cur.fetchone() is None:
+            for statement in PG_BACKFILL:
+                await conn.execute(statement)

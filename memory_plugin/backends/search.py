@@ -1,0 +1,324 @@
+"""Search operations for plans: keyword (BM25) and vector (cosine) search in one namespace.
+
+`KeywordSearch` reads a notes namespace: SQLite ranks with FTS5's bm25() (Porter stemming),
+PostgreSQL with BM25 over `english` tsvectors and the scope's own statistics, any other
+store in Python over the namespace's live items (Snowball stemming). English stopwords are
+dropped from every query; a query of stopwords alone matches nothing.
+
+`VectorSearch` reads a namespace whose items are in the store's vector index. PostgreSQL
+asks the HNSW index with its search breadth (hnsw.ef_search) set from the limit, and scans
+the scope exactly when the index, which filters by scope after the fact, found fewer than
+the limit; SQLite scans the scope's vectors with sqlite-vec; any other store runs its own
+search. Every backend returns up to `limit` results, best first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import sqlite_vec
+from langgraph.store.base import BaseStore, Item, SearchItem
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+from memory_plugin.backends.fts import (
+    apg_setup,
+    asqlite_setup,
+    is_ready,
+    mark_ready,
+    pg_setup,
+    sqlite_setup,
+)
+from memory_plugin.compat import pg_async_connections, pg_connections
+from memory_plugin.text import BM25_B, BM25_K1, bm25_scores, query_words, search_terms
+
+PAGE = 1_000
+MAX_EF_SEARCH = 1_000
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One search result: the item's key, its score (higher is better) and its value."""
+
+    key: str
+    score: float
+    value: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class KeywordSearch:
+    """The live notes of `namespace` matching `query`, best BM25 score first, at most `limit`."""
+
+    namespace: tuple[str, ...]
+    query: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class VectorSearch:
+    """The items of `namespace` nearest to `query` by cosine similarity, at most `limit`;
+    fails when the store has no vector index."""
+
+    namespace: tuple[str, ...]
+    query: str
+    limit: int
+
+
+_SQLITE_KEYWORD = """
+SELECT s.key, s.value, bm25(memory_note_fts, 0.0, 1.0) AS rank
+FROM memory_note_fts
+JOIN memory_note_rows r ON r.id = memory_note_fts.rowid
+JOIN store s ON s.prefix = r.prefix AND s.key = r.key
+WHERE memory_note_fts MATCH ?
+ORDER BY rank, s.key
+LIMIT ?
+"""
+_PG_KEYWORD = f"""
+WITH q AS (
+    SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(query)s))
+), tsq AS (
+    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM q
+), stats AS (
+    SELECT docs::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1.0) AS avglen
+    FROM memory_note_stats WHERE prefix = %(prefix)s
+), hits AS (
+    SELECT f.key, f.len, f.tsv FROM memory_note_fts f, tsq
+    WHERE f.prefix = %(prefix)s AND f.tsv @@ tsq.query
+), tf AS (
+    SELECT h.key, h.len, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+    FROM hits h, unnest(h.tsv) u WHERE u.lexeme IN (SELECT lexeme FROM q)
+), df AS (
+    SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme
+), ranked AS (
+    SELECT tf.key, sum(
+        ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * tf.tf * {BM25_K1 + 1}
+        / (tf.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * tf.len / stats.avglen))
+    ) AS score
+    FROM tf JOIN df USING (lexeme), stats
+    GROUP BY tf.key ORDER BY score DESC, tf.key LIMIT %(limit)s
+)
+SELECT r.key, r.score, s.value FROM ranked r
+JOIN store s ON s.prefix = %(prefix)s AND s.key = r.key
+ORDER BY r.score DESC, r.key
+"""
+_PG_EF = "SELECT set_config('hnsw.ef_search', %s, true)"
+_PG_NEAREST = """
+SELECT sv.key, 1 - (sv.embedding <=> %(vector)s::{kind}) AS score, s.value
+FROM store_vectors sv JOIN store s ON s.prefix = sv.prefix AND s.key = sv.key
+WHERE sv.prefix = %(prefix)s
+ORDER BY sv.embedding <=> %(vector)s::{kind}
+LIMIT %(limit)s
+"""
+_PG_EXACT = """
+WITH scope AS MATERIALIZED (
+    SELECT sv.key, sv.embedding <=> %(vector)s::{kind} AS distance
+    FROM store_vectors sv WHERE sv.prefix = %(prefix)s
+), nearest AS (
+    SELECT key, distance FROM scope ORDER BY distance, key LIMIT %(limit)s
+)
+SELECT n.key, 1 - n.distance AS score, s.value FROM nearest n
+JOIN store s ON s.prefix = %(prefix)s AND s.key = n.key
+ORDER BY n.distance, n.key
+"""
+_SQLITE_NEAREST = """
+SELECT sv.key, 1.0 - vec_distance_cosine(sv.embedding, ?) AS score, s.value
+FROM store_vectors sv JOIN store s ON s.prefix = sv.prefix AND s.key = sv.key
+WHERE sv.prefix = ?
+ORDER BY score DESC, sv.key
+LIMIT ?
+"""
+
+
+def _prefix(namespace: tuple[str, ...]) -> str:
+    return ".".join(namespace)
+
+
+def _fts_match(prefix: str, words: list[str]) -> str:
+    """An FTS5 query for any of the words in the scope's notes."""
+    quoted = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    return f'scope : "s{prefix.encode().hex()}" AND text : ({quoted})'
+
+
+def _sqlite_scored(rows: Any) -> list[Scored]:
+    return [Scored(key, -float(rank), orjson.loads(value)) for key, value, rank in rows]
+
+
+def _row(row: Any) -> tuple[Any, ...]:
+    return (row["key"], row["score"], row["value"]) if isinstance(row, dict) else tuple(row)
+
+
+def _pg_scored(rows: Any) -> list[Scored]:
+    scored = []
+    for row in rows:
+        key, score, value = _row(row)
+        scored.append(Scored(key, float(score), dict(value)))
+    return scored
+
+
+def _python_scored(query: str, items: list[Item], limit: int) -> list[Scored]:
+    live = [i for i in items if not i.value.get("deleted") and isinstance(i.value.get("text"), str)]
+    scores = bm25_scores(query, [(i.key, i.value["text"]) for i in live], analyze=search_terms)
+    by_key = {item.key: item for item in live}
+    best = sorted(scores, key=lambda key: (-scores[key], key))[:limit]
+    return [Scored(key, scores[key], dict(by_key[key].value)) for key in best]
+
+
+def _vector_kind(store: BaseStore) -> str:
+    config = getattr(store, "index_config", None) or {}
+    kind = config.get("ann_index_config", {}).get("vector_type", "vector")
+    return "halfvec" if kind == "halfvec" else "vector"
+
+
+def _ef_search(limit: int) -> str:
+    return str(min(MAX_EF_SEARCH, max(40, 2 * limit)))
+
+
+def _require_index(store: BaseStore) -> Any:
+    embeddings = getattr(store, "embeddings", None)
+    if getattr(store, "index_config", None) is None:
+        raise ValueError(f"{type(store).__name__} has no vector index: no semantic search")
+    return embeddings
+
+
+def _pg_vector_params(request: VectorSearch, vector: list[float]) -> dict[str, Any]:
+    return {
+        "vector": "[" + ",".join(repr(float(x)) for x in vector) + "]",
+        "prefix": _prefix(request.namespace),
+        "limit": request.limit,
+    }
+
+
+def _items(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
+    items: list[Item] = []
+    while True:
+        page = store.search(namespace, limit=PAGE, offset=len(items))
+        items.extend(page)
+        if len(page) < PAGE:
+            return items
+
+
+async def _aitems(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
+    items: list[Item] = []
+    while True:
+        page = await store.asearch(namespace, limit=PAGE, offset=len(items))
+        items.extend(page)
+        if len(page) < PAGE:
+            return items
+
+
+def _from_search(found: list[SearchItem]) -> list[Scored]:
+    return [Scored(i.key, float(i.score), dict(i.value)) for i in found if i.score is not None]
+
+
+def keyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:
+    """Run a keyword search on the store's own full-text index, else in Python."""
+    words = query_words(request.query)
+    if not words or request.limit <= 0:
+        return []
+    prefix = _prefix(request.namespace)
+    if isinstance(store, PostgresStore):
+        params = {"query": " ".join(words), "prefix": prefix, "limit": request.limit}
+        with pg_connections.get_connection(store.conn) as conn:
+            if not is_ready(store):
+                pg_setup(conn)
+                mark_ready(store)
+            return _pg_scored(conn.execute(_PG_KEYWORD, params).fetchall())
+    if isinstance(store, SqliteStore):
+        with store.lock:
+            if not is_ready(store):
+                sqlite_setup(store.conn)
+                mark_ready(store)
+            args = (_fts_match(prefix, words), request.limit)
+            return _sqlite_scored(store.conn.execute(_SQLITE_KEYWORD, args).fetchall())
+    return _python_scored(request.query, _items(store, request.namespace), request.limit)
+
+
+async def akeyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:
+    """Async twin of keyword_search."""
+    words = query_words(request.query)
+    if not words or request.limit <= 0:
+        return []
+    prefix = _prefix(request.namespace)
+    if isinstance(store, AsyncPostgresStore):
+        params = {"query": " ".join(words), "prefix": prefix, "limit": request.limit}
+        async with pg_async_connections.get_connection(store.conn) as conn:
+            if not is_ready(store):
+                await apg_setup(conn)
+                mark_ready(store)
+            cur = await conn.execute(_PG_KEYWORD, params)
+            return _pg_scored(await cur.fetchall())
+    if isinstance(store, AsyncSqliteStore):
+        if not store.is_setup:
+            await store.setup()
+        async with store.lock:
+            if not is_ready(store):
+                await asqlite_setup(store.conn)
+                mark_ready(store)
+            args = (_fts_match(prefix, words), request.limit)
+            return _sqlite_scored(await store.conn.execute_fetchall(_SQLITE_KEYWORD, args))
+    if isinstance(store, SqliteStore | PostgresStore):
+        return await asyncio.to_thread(keyword_search, store, request)
+    return _python_scored(request.query, await _aitems(store, request.namespace), request.limit)
+
+
+def vector_search(store: BaseStore, request: VectorSearch) -> list[Scored]:
+    """Run a semantic search on the store's vector index, complete within the namespace."""
+    embeddings = _require_index(store)
+    if request.limit <= 0:
+        return []
+    if isinstance(store, PostgresStore):
+        params = _pg_vector_params(request, embeddings.embed_query(request.query))
+        kind = _vector_kind(store)
+        with pg_connections.get_connection(store.conn) as conn, conn.transaction():
+            conn.execute(_PG_EF, (_ef_search(request.limit),))
+            rows = conn.execute(_PG_NEAREST.format(kind=kind), params).fetchall()
+            if len(rows) < request.limit:
+                rows = conn.execute(_PG_EXACT.format(kind=kind), params).fetchall()
+            return _pg_scored(rows)
+    if isinstance(store, SqliteStore):
+        vector = sqlite_vec.serialize_float32(embeddings.embed_query(request.query))
+        args = (vector, _prefix(request.namespace), request.limit)
+        with store.lock:
+            return _sqlite_scored_vector(store.conn.execute(_SQLITE_NEAREST, args).fetchall())
+    return _from_search(store.search(request.namespace, query=request.query, limit=request.limit))
+
+
+async def avector_search(store: BaseStore, request: VectorSearch) -> list[Scored]:
+    """Async twin of vector_search."""
+    embeddings = _require_index(store)
+    if request.limit <= 0:
+        return []
+    if isinstance(store, AsyncPostgresStore):
+        params = _pg_vector_params(request, await embeddings.aembed_query(request.query))
+        kind = _vector_kind(store)
+        async with (
+            pg_async_connections.get_connection(store.conn) as conn,
+            conn.transaction(),
+        ):
+            await conn.execute(_PG_EF, (_ef_search(request.limit),))
+            cur = await conn.execute(_PG_NEAREST.format(kind=kind), params)
+            rows = await cur.fetchall()
+            if len(rows) < request.limit:
+                cur = await conn.execute(_PG_EXACT.format(kind=kind), params)
+                rows = await cur.fetchall()
+            return _pg_scored(rows)
+    if isinstance(store, AsyncSqliteStore):
+        if not store.is_setup:
+            await store.setup()
+        vector = sqlite_vec.serialize_float32(await embeddings.aembed_query(request.query))
+        args = (vector, _prefix(request.namespace), request.limit)
+        async with store.lock:
+            found_rows = await store.conn.execute_fetchall(_SQLITE_NEAREST, args)
+        return _sqlite_scored_vector(found_rows)
+    if isinstance(store, SqliteStore | PostgresStore):
+        return await asyncio.to_thread(vector_search, store, request)
+    found = await store.asearch(request.namespace, query=request.query, limit=request.limit)
+    return _from_search(found)
+
+
+def _sqlite_scored_vector(rows: Any) -> list[Scored]:
+    return [Scored(key, float(score), orjson.loads(value)) for key, score, value in rows]
