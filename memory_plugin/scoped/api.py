@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,9 +28,11 @@ from memory_plugin.scoped.documents import (
 )
 from memory_plugin.scoped.notes import (
     NOTE_INDEX,
+    DayLike,
     Note,
     all_notes_plan,
     append_plan,
+    import_plan,
     update_note_plan,
 )
 from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
@@ -121,6 +123,23 @@ class ScopedMemory:
     async def aremember(self, ctx: MemoryContext, text: str) -> Note:
         """Async twin of remember."""
         return await arun(self.store, self._remember(ctx, text))
+
+    def _import(self, ctx: MemoryContext, notes: Iterable[tuple[DayLike, str]]) -> Plan[list[Note]]:
+        settings = yield from self._on_plan(ctx)
+        scope = thread_scope(self._member(ctx))
+        return (yield from import_plan(scope, notes, settings.note_max_chars, self.semantic))
+
+    def import_notes(self, ctx: MemoryContext, notes: Iterable[tuple[DayLike, str]]) -> list[Note]:
+        """Append (day, text) notes, each written on its own day (a date, a datetime or an ISO
+        date string), in order; every note is checked as remember checks it before any is
+        written."""
+        return run(self.store, self._import(ctx, notes))
+
+    async def aimport_notes(
+        self, ctx: MemoryContext, notes: Iterable[tuple[DayLike, str]]
+    ) -> list[Note]:
+        """Async twin of import_notes."""
+        return await arun(self.store, self._import(ctx, notes))
 
     def _read(self, ctx: MemoryContext) -> Plan[Document | None]:
         scope = readable_thread_scope(self._member(ctx))

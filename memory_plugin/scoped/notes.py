@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
 
-from memory_plugin.backends.claims import InsertNext, positioned_key
+from memory_plugin.backends.claims import InsertMany, InsertNext, positioned_key
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan, PutIfVersion
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
@@ -27,8 +28,10 @@ logger = logging.getLogger(__name__)
 NOTES = "notes"
 NOTE_INDEX = "note_index"
 PAGE = 1_000
+IMPORT_CHUNK = 1_000
 _BULLET = re.compile(r"^\s*[-*+•](\s+|$)")
 _HEADING = re.compile(r"^\s*#{1,6}(\s|$)")
+_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,12 @@ def note_key(day: str, position: int) -> str:
 
 
 def validate_note(text: Any, max_chars: int, *, visibility: Visibility = "private") -> str:
-    """Return the note as a single `- text` bullet, or raise naming what is wrong."""
+    """Return the note as a single `- text` bullet (whitespace runs, line breaks included,
+    folded to one space), or raise naming what is wrong."""
     if not isinstance(text, str):
         raise MemoryWriteError(f"a note must be text, got {type(text).__name__}")
-    stripped = text.strip()
-    if "\n" in stripped or "\r" in stripped:
-        raise MemoryWriteError("a note is one line: store one fact per note, without line breaks")
-    body = _BULLET.sub("", strip_control(stripped, keep_newlines=False), count=1).strip()
+    folded = _SPACES.sub(" ", text).strip()
+    body = _BULLET.sub("", strip_control(folded, keep_newlines=False), count=1).strip()
     if not body:
         raise MemoryWriteError("a note cannot be empty")
     if _HEADING.match(body):
@@ -145,6 +147,98 @@ def append_plan(
         except Exception:
             logger.warning("note %s stored but not indexed for semantic recall", key, exc_info=True)
     return Note(key, line, day, stored["position"], created_at, False, int(stored["version"]))
+
+
+DayLike = date | datetime | str
+
+
+def note_day(day: Any) -> tuple[str, str]:
+    """The UTC day and creation time of an imported note's day (a date, a datetime, naive
+    meaning UTC, or an ISO date string), or MemoryWriteError."""
+    if isinstance(day, str):
+        try:
+            day = datetime.fromisoformat(day) if "T" in day else date.fromisoformat(day)
+        except ValueError:
+            raise MemoryWriteError(f"a note's day {day!r} is not an ISO date") from None
+    if isinstance(day, datetime):
+        moment = day.replace(tzinfo=UTC) if day.tzinfo is None else day.astimezone(UTC)
+        return moment.date().isoformat(), moment.isoformat()
+    if isinstance(day, date):
+        midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        return day.isoformat(), midnight.isoformat()
+    raise MemoryWriteError(
+        f"a note's day must be a date, a datetime or an ISO date string, got {type(day).__name__}"
+    )
+
+
+def _imported(
+    notes: Iterable[tuple[DayLike, Any]], max_chars: int, visibility: Visibility
+) -> list[dict[str, Any]]:
+    """Every note validated and screened as remember does, before anything is written."""
+    values = []
+    for number, pair in enumerate(notes, start=1):
+        try:
+            day_value, text = pair
+        except (TypeError, ValueError):
+            raise MemoryWriteError(f"note {number} is not a (day, text) pair") from None
+        try:
+            day, created_at = note_day(day_value)
+            line = validate_note(text, max_chars, visibility=visibility)
+        except MemoryWriteError as exc:
+            raise MemoryWriteError(f"note {number}: {exc}") from exc
+        values.append({"text": line, "day": day, "created_at": created_at, "consolidated": False})
+    return values
+
+
+def import_plan(
+    scope: Scope, notes: Iterable[tuple[DayLike, Any]], max_chars: int, semantic: bool
+) -> Plan[list[Note]]:
+    """Validate every note, then append them in order, each at the next position of its own
+    day, in batches; nothing is written when any note is refused."""
+    values = _imported(notes, max_chars, visibility_of(scope.kind))
+    by_day: dict[str, list[int]] = {}
+    for index, value in enumerate(values):
+        by_day.setdefault(value["day"], []).append(index)
+    stored: list[dict[str, Any]] = [{}] * len(values)
+    for day, indexes in by_day.items():
+        for start in range(0, len(indexes), IMPORT_CHUNK):
+            chunk = indexes[start : start + IMPORT_CHUNK]
+            request = InsertMany(scope.child(NOTES), day, tuple(values[i] for i in chunk), True)
+            for i, value in zip(chunk, (yield request), strict=True):
+                stored[i] = value
+    notes_out = [
+        Note(
+            note_key(v["day"], v["position"]),
+            v["text"],
+            v["day"],
+            v["position"],
+            v["created_at"],
+            False,
+            int(v["version"]),
+        )
+        for v in stored
+    ]
+    if semantic:
+        yield from _index_plan(scope, notes_out)
+    return notes_out
+
+
+def _index_plan(scope: Scope, notes: list[Note]) -> Plan[None]:
+    """Copy notes into the vector index, in batches; a failure is logged, never raised."""
+    for start in range(0, len(notes), IMPORT_CHUNK):
+        chunk = notes[start : start + IMPORT_CHUNK]
+        puts: list[Op] = [
+            PutOp(scope.child(NOTE_INDEX), n.key, {"text": n.body, "day": n.day}, index=["text"])
+            for n in chunk
+        ]
+        try:
+            yield puts
+        except Exception:
+            logger.warning(
+                "%d imported notes stored but not indexed for semantic recall",
+                len(chunk),
+                exc_info=True,
+            )
 
 
 def update_note_plan(scope: Scope, key: str, change: dict[str, Any]) -> Plan[dict[str, Any] | None]:
