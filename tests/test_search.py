@@ -1,0 +1,181 @@
+"""Keyword and vector search in the database, on every backend, sync and async: stemming,
+stopwords, deleted notes, scopes, reopening, and triggers kept in step with LangGraph's own
+puts and deletes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Generator
+from typing import Any
+
+import psycopg
+import pytest
+
+from memory_plugin import Backend, aconnect, connect
+from memory_plugin.backends.search import KeywordSearch, Scored, VectorSearch
+from memory_plugin.plans import arun, run
+from memory_plugin.scope import personal_scope
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped.notes import NOTE_INDEX, NOTES
+from tests.embeddings import INDEX
+from tests.faults import FaultyStore
+from tests.scoped_helpers import ANN, BOB, Clock
+
+FACTS = [
+    "Ann runs along the river every morning",
+    "Ann's sister is a pediatric nurse in Basel",
+    "The quarterly report is due on Friday",
+    "Ann prefers green tea to coffee",
+]
+ANN_NOTES = personal_scope(ANN).child(NOTES)
+BOB_NOTES = personal_scope(BOB).child(NOTES)
+
+
+def _ask(request: KeywordSearch | VectorSearch) -> Generator[Any, Any, list[Scored]]:
+    found: list[Scored] = yield request
+    return found
+
+
+def keys(store: Any, query: str, namespace: tuple[str, ...] = ANN_NOTES) -> list[str]:
+    """The keys a keyword search returns, best first."""
+    return [s.key for s in run(store, _ask(KeywordSearch(namespace, query, 10)))]
+
+
+def test_a_stemmed_word_matches_and_stopwords_alone_match_nothing(backend: Backend) -> None:
+    memory = ScopedMemory(backend.store, clock=Clock())
+    notes = [memory.remember(ANN, fact) for fact in FACTS]
+    assert keys(backend.store, "who is running by the rivers?") == [notes[0].key]
+    assert keys(backend.store, "reports") == [notes[2].key]
+    assert keys(backend.store, "what is it that was there") == []
+    found = run(backend.store, _ask(KeywordSearch(ANN_NOTES, "Ann nurse", 10)))
+    assert found[0].key == notes[1].key and found[0].value is not None
+    assert found[0].value["text"] == "- " + FACTS[1]
+    assert [s.score for s in found] == sorted((s.score for s in found), reverse=True)
+    assert all(s.score > 0 for s in found) and len(found) == 3
+
+
+def test_deleted_and_other_scopes_notes_never_come_back(backend: Backend) -> None:
+    memory = ScopedMemory(backend.store, clock=Clock())
+    kept = memory.remember(ANN, "green tea in the morning")
+    gone = memory.remember(ANN, "green tea at night")
+    memory.remember(BOB, "green tea all day")
+    memory.delete_note(ANN, gone.key)
+    assert keys(backend.store, "green tea") == [kept.key]
+    assert len(keys(backend.store, "green tea", BOB_NOTES)) == 1
+
+
+def test_the_index_keeps_step_with_langgraph_puts_and_deletes(backend: Backend) -> None:
+    store = backend.store
+    store.put(ANN_NOTES, "2023-05-08#000001", {"text": "- sailing on Lake Zurich"})
+    store.put(ANN_NOTES, "2023-05-08#000002", {"text": "- hiking in the Alps"})
+    assert keys(store, "sail") == ["2023-05-08#000001"]
+    store.put(ANN_NOTES, "2023-05-08#000001", {"text": "- rowing on Lake Zurich"})
+    assert keys(store, "sail") == []
+    assert keys(store, "rowed") == ["2023-05-08#000001"]
+    store.put(ANN_NOTES, "2023-05-08#000002", {"text": "", "deleted": True})
+    assert keys(store, "hiking") == []
+    store.delete(ANN_NOTES, "2023-05-08#000001")
+    assert keys(store, "Zurich") == []
+
+
+def test_a_wrapped_store_searches_in_python_with_the_same_stemming(backend: Backend) -> None:
+    memory = ScopedMemory(FaultyStore(backend.store), clock=Clock())
+    notes = [memory.remember(ANN, fact) for fact in FACTS]
+    assert keys(FaultyStore(backend.store), "running rivers") == [notes[0].key]
+    assert keys(FaultyStore(backend.store), "the of and") == []
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_results_are_identical_after_reopening(kind: str, request: pytest.FixtureRequest) -> None:
+    url = _durable_url(kind, request)
+    with connect(url) as backend:
+        memory = ScopedMemory(backend.store, clock=Clock())
+        for n in range(30):
+            memory.remember(ANN, f"{FACTS[n % 4]} (entry {n})")
+        before = run(backend.store, _ask(KeywordSearch(ANN_NOTES, "Ann tea report", 20)))
+    with connect(url) as backend:
+        after = run(backend.store, _ask(KeywordSearch(ANN_NOTES, "Ann tea report", 20)))
+    assert [(s.key, round(s.score, 9)) for s in after] == [
+        (s.key, round(s.score, 9)) for s in before
+    ]
+    assert len(after) == 20
+
+
+def _durable_url(kind: str, request: pytest.FixtureRequest) -> str:
+    from tests.conftest import url_for
+
+    return url_for(kind, request, request.getfixturevalue("tmp_path"))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_notes_written_before_the_index_existed_are_indexed_once(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    url = _durable_url(kind, request)
+    with connect(url) as backend:
+        memory = ScopedMemory(backend.store, clock=Clock())
+        note = memory.remember(ANN, "Ann keeps bees on the roof")
+    _drop_search_tables(kind, url)
+    with connect(url) as backend:
+        assert keys(backend.store, "beekeeping bee") == [note.key]
+        memory = ScopedMemory(backend.store, clock=Clock())
+        assert memory.remember(ANN, "Ann sells honey").position == 2
+        assert len(keys(backend.store, "bees honey")) == 2
+
+
+def _drop_search_tables(kind: str, url: str) -> None:
+    if kind == "sqlite":
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        for trigger in ("insert", "update", "delete"):
+            conn.execute(f"DROP TRIGGER memory_note_fts_{trigger}")
+        for table in ("memory_note_fts", "memory_note_rows", "memory_claims"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.commit()
+        conn.close()
+        return
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TRIGGER memory_note_fts_sync ON store")
+        conn.execute("DROP TABLE memory_note_fts, memory_note_stats, memory_claims")
+        conn.execute("DELETE FROM memory_search_migrations")
+
+
+async def test_async_keyword_search_matches_sync(abackend: Backend) -> None:
+    memory = ScopedMemory(abackend.store, clock=Clock())
+    notes = [await memory.aremember(ANN, fact) for fact in FACTS]
+    await memory.adelete_note(ANN, notes[3].key)
+    found = await arun(abackend.store, _ask(KeywordSearch(ANN_NOTES, "running tea", 10)))
+    assert [s.key for s in found] == [notes[0].key]
+    assert await arun(abackend.store, _ask(KeywordSearch(ANN_NOTES, "the", 10))) == []
+
+
+def _fill(memory: ScopedMemory, count: int) -> None:
+    memory.import_notes(
+        ANN, [("2023-05-08", f"Ann fact number {n} about topic {n % 7}") for n in range(count)]
+    )
+    memory.import_notes(
+        BOB, [("2023-05-08", f"Bob fact number {n} about topic {n % 7}") for n in range(count)]
+    )
+
+
+def test_vector_search_returns_the_whole_limit_from_one_scope(backend_url: str) -> None:
+    with connect(backend_url, index=INDEX) as backend:
+        _fill(ScopedMemory(backend.store), 120)
+        namespace = personal_scope(ANN).child(NOTE_INDEX)
+        found = run(backend.store, _ask(VectorSearch(namespace, "fact about topic 3", 100)))
+        few = run(backend.store, _ask(VectorSearch(namespace, "fact about topic 3", 5)))
+    assert len(found) == 100 and len({s.key for s in found}) == 100
+    assert all(s.value is not None and s.value["text"].startswith("Ann") for s in found)
+    assert [s.score for s in found] == sorted((s.score for s in found), reverse=True)
+    assert [s.key for s in few] == [s.key for s in found[:5]]
+
+
+async def test_async_vector_search_and_no_index_fails(backend_url: str) -> None:
+    async with aconnect(backend_url, index=INDEX) as backend:
+        memory = ScopedMemory(backend.store)
+        await memory.aimport_notes(ANN, [("2023-05-08", f"Ann fact {n}") for n in range(50)])
+        namespace = personal_scope(ANN).child(NOTE_INDEX)
+        found = await arun(backend.store, _ask(VectorSearch(namespace, "Ann fact 7", 45)))
+    assert len(found) == 45 and found[0].value == {"text": "Ann fact 7", "day": "2023-05-08"}
+    async with aconnect(backend_url) as plain:
+        with pytest.raises(ValueError, match="no vector index"):
+            await arun(plain.store, _ask(VectorSearch(namespace, "Ann", 5)))
