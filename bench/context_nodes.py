@@ -1,17 +1,28 @@
 """Per-turn cost of the context-management nodes against LangChain's middlewares.
 
 Run: python bench/context_nodes.py [--turns 6] [--rounds 2] [--sizes 50000,150000,400000]
-     [--profile-turns 3] [--no-steady]
+     [--profile-turns 3] [--no-steady] [--checkpointers memory,sqlite,postgres]
+     [--compaction-rounds 4] [--postgres-url URL]
 
 For each thread size (approximate tokens of user turns, tool calls, 2-8 KB tool outputs and
 answers) and scenario ("nothing fires": window 4x the thread; "masking active": window =
 thread / 0.65, between the 55% masking and the 80% compaction trigger), two graphs run the
 same thread side by side, turn for turn:
 
-- ours: a StateGraph(MemoryState) wired like tests/thread_helpers.build_graph, with an
-  InMemoryStore and InMemorySaver(serde=CachingSerializer());
+- ours: a StateGraph(MemoryState) wired like tests/thread_helpers.build_graph, with the
+  store and checkpointer a user gets from `memory_plugin.connect` (memory: InMemoryStore and
+  InMemorySaver(serde=CachingSerializer()); sqlite: a SqliteStore and SqliteSaver file;
+  postgres: PostgresStore and PostgresSaver on a pool);
 - LangChain: create_agent with SummarizationMiddleware + ContextEditingMiddleware
-  (ClearToolUsesEdit) at the same thresholds and a plain InMemorySaver.
+  (ClearToolUsesEdit) at the same thresholds and LangGraph's own saver of the same kind with
+  its default serializer (InMemorySaver, SqliteSaver on its own file, PostgresSaver on the
+  same database).
+
+`--checkpointers` repeats every cell per checkpointer (postgres needs `--postgres-url` or
+$MEMORY_TEST_POSTGRES_URL). A "compaction turn" cell per size and checkpointer times the turn
+on which each side compacts: masking and ContextEditingMiddleware off, the thread seeded at
+75% of the window, and the timed turn's question pastes 6% of the window, so both sides
+summarize on that turn (one timed turn per fresh thread, `--compaction-rounds` threads).
 
 Each thread is seeded by one invoke whose input is the prebuilt history, then one warm-up
 turn; then `--turns` turns (a new HumanMessage each; the fake model answers with one tool call
@@ -30,17 +41,21 @@ import argparse
 import cProfile
 import io
 import itertools
+import os
 import pstats
+import sqlite3
 import statistics
 import sysconfig
+import tempfile
 import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -54,15 +69,18 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.store.memory import InMemoryStore
+from psycopg_pool import ConnectionPool
 
-from memory_plugin import MemoryContext
+from memory_plugin import Backend, MemoryContext, connect
 from memory_plugin.compat import DeltaSnapshot
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.serde import CachingSerializer
+from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.journal_tools import journal_tools
 from memory_plugin.thread.masking import is_masked
 from memory_plugin.thread.nodes import ContextManager, route_start
@@ -154,17 +172,15 @@ class SummaryChat(BaseChatModel):
 # --------------------------------------------------------------------------- checkpointer
 
 
-class TimedSaver(InMemorySaver):
-    """InMemorySaver adding the wall time of loads and saves to sink["checkpoint_load"] and
-    sink["checkpoint_save"], whichever thread runs them (LangGraph saves in the background).
-    While `profilers` is a dict, saves off the main thread run under one cProfile per thread.
-    """
+class TimedSaver(BaseCheckpointSaver[Any]):
+    """Mixed into a saver by `timed_saver`: adds the wall time of loads and saves to
+    sink["checkpoint_load"] and sink["checkpoint_save"], whichever thread runs them
+    (LangGraph saves in the background). While `profilers` is a dict, saves off the main
+    thread run under one cProfile per thread."""
 
-    def __init__(self, sink: Sink, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.sink = sink
-        self.profilers: dict[int, cProfile.Profile] | None = None
-        self.snapshots = 0
+    sink: Sink
+    profilers: dict[int, cProfile.Profile] | None
+    snapshots: int
 
     def _timed(self, part: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -192,6 +208,84 @@ class TimedSaver(InMemorySaver):
         return self._timed("checkpoint_save", super().put_writes, *args, **kwargs)
 
 
+_timed_classes: dict[type, type] = {}
+
+
+def timed_saver(saver: BaseCheckpointSaver[Any], sink: Sink) -> TimedSaver:
+    """The same saver, its loads and saves timed into `sink` from now on (see TimedSaver)."""
+    base = type(saver)
+    if not isinstance(saver, TimedSaver):
+        cls = _timed_classes.get(base) or type(f"Timed{base.__name__}", (TimedSaver, base), {})
+        saver.__class__ = _timed_classes.setdefault(base, cls)
+    timed = cast(TimedSaver, saver)
+    timed.sink, timed.profilers, timed.snapshots = sink, None, 0
+    return timed
+
+
+# --------------------------------------------------------------------------- checkpointers
+
+
+@dataclass
+class Checkpointers:
+    """Opens, per thread pair, our backend (from `connect`) and LangChain's saver of the same
+    kind; closes everything at the end."""
+
+    kind: str
+    postgres_url: str | None
+    stack: ExitStack = field(default_factory=ExitStack)
+    folder: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind == "postgres" and not self.postgres_url:
+            raise SystemExit("--checkpointers postgres needs --postgres-url")
+        self.folder = self.stack.enter_context(tempfile.TemporaryDirectory())
+        self._ours: Backend | None = None
+        self._theirs: BaseCheckpointSaver[Any] | None = None
+
+    def ours(self) -> Backend:
+        """Our backend, as `connect` opens it (one per run, threads kept apart by id)."""
+        if self._ours is None:
+            url = {
+                "memory": "memory://",
+                "sqlite": f"sqlite:///{self.folder}/ours.db",
+                "postgres": self.postgres_url,
+            }[self.kind]
+            self._ours = self.stack.enter_context(connect(url))
+        return self._ours
+
+    def theirs(self) -> BaseCheckpointSaver[Any]:
+        """LangGraph's saver of this kind with its default serializer (one per run)."""
+        if self._theirs is None:
+            if self.kind == "memory":
+                self._theirs = InMemorySaver()
+            elif self.kind == "sqlite":
+                conn = sqlite3.connect(f"{self.folder}/theirs.db", check_same_thread=False)
+                self.stack.callback(conn.close)
+                self._theirs = SqliteSaver(conn)
+                self._theirs.setup()
+            else:
+                pool = ConnectionPool(
+                    str(self.postgres_url),
+                    min_size=1,
+                    max_size=4,
+                    kwargs={"autocommit": True, "prepare_threshold": 0},
+                    open=True,
+                )
+                self.stack.callback(pool.close)
+                saver = PostgresSaver(pool)  # type: ignore[arg-type]
+                saver.setup()
+                self._theirs = saver
+        return self._theirs
+
+
+@contextmanager
+def checkpointers(kind: str, postgres_url: str | None) -> Iterator[Checkpointers]:
+    """The checkpointers of one kind, closed on exit."""
+    opened = Checkpointers(kind, postgres_url)
+    with opened.stack:
+        yield opened
+
+
 # --------------------------------------------------------------------------- our graph
 
 
@@ -211,12 +305,23 @@ def timed(name: str, fn: Callable[[Any, RunnableConfig], Any], sink: Sink) -> Ru
     return RunnableLambda(node, name=name)
 
 
-def build_ours(model: ScriptedChat, summary: SummaryChat, sink: Sink) -> Any:
+def build_ours(
+    model: ScriptedChat,
+    summary: SummaryChat,
+    sink: Sink,
+    backend: Backend,
+    settings: MemorySettings | None = None,
+) -> Any:
     """start_turn (load_memory + journal, mask, summarize) -> model <-> (tools ->
-    prepare_context) -> finish_turn (journal + rolling_summary), each node timed into `sink`."""
-    store = InMemoryStore()
+    prepare_context) -> finish_turn (journal + rolling_summary), each node timed into `sink`,
+    on `backend`'s store and checkpointer."""
+    store = backend.store
     manager = ContextManager(
-        model, sources=[ScopedMemory(store)], summary_model=summary, system_prompt=SYSTEM_PROMPT
+        model,
+        sources=[ScopedMemory(store)],
+        summary_model=summary,
+        system_prompt=SYSTEM_PROMPT,
+        defaults=settings,
     )
 
     def respond(state: MemoryState) -> dict[str, Any]:
@@ -250,7 +355,7 @@ def build_ours(model: ScriptedChat, summary: SummaryChat, sink: Sink) -> Any:
     builder.add_edge("tools", "prepare_context")
     builder.add_edge("prepare_context", "model")
     builder.add_edge("finish_turn", END)
-    saver = TimedSaver(sink, serde=CachingSerializer())
+    saver = timed_saver(backend.checkpointer, sink)
     return builder.compile(store=store, checkpointer=saver)
 
 
@@ -301,8 +406,16 @@ class TimedContextEditing(ContextEditingMiddleware):
         return out
 
 
-def build_langchain(model: ScriptedChat, summary: SummaryChat, window: int, sink: Sink) -> Any:
-    """create_agent with both middlewares at our thresholds and a plain InMemorySaver."""
+def build_langchain(
+    model: ScriptedChat,
+    summary: SummaryChat,
+    window: int,
+    sink: Sink,
+    saver: BaseCheckpointSaver[Any],
+    editing_on: bool = True,
+) -> Any:
+    """create_agent with both middlewares (or summarization alone) at our thresholds, on
+    LangGraph's own `saver`."""
     summarization = TimedSummarization(
         sink,
         model=model,  # its profile gives the window, as ours does
@@ -320,8 +433,8 @@ def build_langchain(model: ScriptedChat, summary: SummaryChat, window: int, sink
         model,
         tools=[fetch],
         system_prompt=SYSTEM_PROMPT,
-        middleware=[summarization, editing],
-        checkpointer=TimedSaver(sink),
+        middleware=[summarization, editing] if editing_on else [summarization],
+        checkpointer=timed_saver(saver, sink),
     )
 
 
@@ -358,9 +471,11 @@ class Side:
         self.graph.invoke({"messages": messages}, self.config, context=self.context)
         return (time.perf_counter() - start) * 1000
 
-    def timed_turn(self, n: int, samples: Samples) -> None:
-        """One timed turn, recorded into samples."""
-        samples.turns_ms.append(self.invoke(ask(n)))
+    def timed_turn(
+        self, n: int, samples: Samples, question: list[BaseMessage] | None = None
+    ) -> None:
+        """One timed turn (a new question unless given), recorded into samples."""
+        samples.turns_ms.append(self.invoke(question or ask(n)))
         for name, value in self.sink.items():
             samples.parts_ms[name].append(value if name in COUNTS else value * 1000)
 
@@ -389,35 +504,64 @@ class Cell:
     scenario: str
     window: int
     messages: int
+    checkpointer: str = "memory"
     ours: Samples = field(default_factory=Samples)
     theirs: Samples = field(default_factory=Samples)
     masked_in_timed: int = 0
     masked: int = 0
-    compactions: int = 0
+    our_compactions: int = 0
+    their_compactions: int = 0
     warm_turns: int = 0
     last_ours: Side | None = None
 
 
-def new_sides(window: int, label: str) -> tuple[Side, Side]:
-    """Our graph and the LangChain agent on fresh threads, sharing one fake model."""
+def new_sides(
+    window: int, label: str, savers: Checkpointers, compaction: bool = False
+) -> tuple[Side, Side]:
+    """Our graph and the LangChain agent on fresh threads, sharing one fake model (for a
+    compaction turn: masking and context editing off on both sides)."""
     model = ScriptedChat(profile={"max_input_tokens": window})
     sinks: tuple[Sink, Sink] = (defaultdict(float), defaultdict(float))
     summaries = (SummaryChat(), SummaryChat())
+    settings = MemorySettings(masking=False) if compaction else None
+    label = f"{label}-{uuid.uuid4().hex[:8]}"
     ours = Side(
         "ours",
-        build_ours(model, summaries[0], sinks[0]),
+        build_ours(model, summaries[0], sinks[0], savers.ours(), settings),
         sinks[0],
         summaries[0],
         label,
         CONTEXT,
     )
-    graph = build_langchain(model, summaries[1], window, sinks[1])
-    theirs = Side("langchain", graph, sinks[1], summaries[1], label, None)
+    graph = build_langchain(
+        model, summaries[1], window, sinks[1], savers.theirs(), editing_on=not compaction
+    )
+    theirs = Side("langchain", graph, sinks[1], summaries[1], f"lc-{label}", None)
     return ours, theirs
 
 
 NOTHING, MASKING, STEADY = "nothing fires", "masking active", "masking active, past snapshot"
+COMPACTION = "compaction turn"
+SCENARIOS = (NOTHING, MASKING, COMPACTION, STEADY)
 MAX_WARM_TURNS = 60
+SEEDED_SHARE = {NOTHING: 0.25, MASKING: 0.65, STEADY: 0.65, COMPACTION: 0.75}
+PASTE_SHARE = 0.06
+
+
+def paste(window: int) -> list[BaseMessage]:
+    """A user turn pasting about PASTE_SHARE of the window."""
+    text = ("Here is the log you asked for: " + "lorem ipsum dolor sit amet " * 40)[:1000]
+    chars = int(PASTE_SHARE * window * 4)
+    body = (text * (chars // len(text) + 1))[:chars]
+    return [HumanMessage(body, id=f"p-{uuid.uuid4().hex[:12]}")]
+
+
+def compactions(side: Side) -> int:
+    """Compactions on this side's thread so far (our dividers; LangChain's summary calls)."""
+    if side.name == "langchain":
+        return side.summary.calls
+    values = side.graph.get_state(side.config).values
+    return len((values.get("memory_context") or {}).get("dividers") or [])
 
 
 def warm_past_snapshot(ours: Side, theirs: Side) -> int:
@@ -432,35 +576,39 @@ def warm_past_snapshot(ours: Side, theirs: Side) -> int:
     return turns
 
 
-def run_round(cell: Cell, turns: int, round_no: int) -> None:
+def run_round(cell: Cell, turns: int, round_no: int, savers: Checkpointers) -> None:
     """Seed both threads, one warm-up turn (for STEADY, turns until our first snapshot), then
-    `turns` timed turns, alternating which side goes first."""
-    ours, theirs = new_sides(cell.window, f"{cell.size}-{cell.scenario}-{round_no}")
+    `turns` timed turns, alternating which side goes first (a compaction turn: one timed
+    turn, pasting enough to cross the trigger)."""
+    label = f"{cell.size}-{cell.scenario}-{round_no}"
+    ours, theirs = new_sides(cell.window, label, savers, compaction=cell.scenario == COMPACTION)
     for side in (ours, theirs):
         side.invoke(history(cell.size))
         side.invoke(ask(-1))
     if cell.scenario == STEADY:
         cell.warm_turns = warm_past_snapshot(ours, theirs)
     before = masked_so_far(ours)
-    for t in range(turns):
+    compacted = (compactions(ours), compactions(theirs))
+    for t in range(1 if cell.scenario == COMPACTION else turns):
         order = ((ours, cell.ours), (theirs, cell.theirs))
         for side, samples in order if (t + round_no) % 2 == 0 else order[::-1]:
-            side.timed_turn(t, samples)
+            side.timed_turn(t, samples, paste(cell.window) if cell.scenario == COMPACTION else None)
     cell.masked_in_timed += masked_so_far(ours) - before
     cell.masked = masked_results(ours)
-    cell.compactions += ours.summary.calls + theirs.summary.calls
+    cell.our_compactions += compactions(ours) - compacted[0]
+    cell.their_compactions += compactions(theirs) - compacted[1]
     cell.last_ours = ours
 
 
-def measure(size: int, scenario: str, turns: int, rounds: int) -> Cell:
+def measure(size: int, scenario: str, turns: int, rounds: int, savers: Checkpointers) -> Cell:
     """Both sides on `rounds` fresh threads of about `size` tokens."""
     thread = history(size)
     tokens = count_tokens_approximately(thread)
-    window = tokens * 4 if scenario == NOTHING else int(tokens / 0.65)
-    cell = Cell(size, scenario, window, len(thread))
+    window = int(tokens / SEEDED_SHARE[scenario])
+    cell = Cell(size, scenario, window, len(thread), savers.kind)
     for round_no in range(rounds):
-        run_round(cell, turns, round_no)
-    print(f"measured ~{size // 1000}k {scenario}", flush=True)
+        run_round(cell, turns, round_no, savers)
+    print(f"measured ~{size // 1000}k {scenario} ({savers.kind})", flush=True)
     return cell
 
 
@@ -490,15 +638,16 @@ def node_work(samples: Samples, include_input: bool = True, wall: bool = False) 
 def print_table(cells: list[Cell]) -> None:
     """The main table: medians per turn and the whole-turn ratio."""
     print(
-        "| thread | msgs | scenario | our nodes' work, CPU (ms) | same, wall (ms) | our turn (ms) "
-        "| LangChain middleware work (ms) | LangChain turn (ms) | LangChain / ours |"
+        "| checkpointer | thread | msgs | scenario | our nodes' work, CPU (ms) | same, wall (ms) "
+        "| our turn (ms) | LangChain middleware work (ms) | LangChain turn (ms) "
+        "| LangChain / ours |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for c in cells:
         middleware = summed(c.theirs, ("summarization", "context_editing"))
         ours_ms, theirs_ms = med(c.ours.turns_ms), med(c.theirs.turns_ms)
         print(
-            f"| ~{c.size // 1000}k | {c.messages} | {c.scenario} "
+            f"| {c.checkpointer} | ~{c.size // 1000}k | {c.messages} | {c.scenario} "
             f"| {med(node_work(c.ours)):.3f} | {med(node_work(c.ours, wall=True)):.3f} "
             f"| {ours_ms:.2f} | {med(middleware):.2f} | {theirs_ms:.2f} "
             f"| {theirs_ms / ours_ms:.1f}x |"
@@ -510,19 +659,21 @@ def print_nodes(cells: list[Cell]) -> None:
     names = [*OUR_NODES, "model_input"]
     print("\nOur nodes, median CPU ms per turn (prepare_context runs after each tool step):\n")
     print(
-        "| thread | scenario | "
+        "| checkpointer | thread | scenario | "
         + " | ".join(names)
         + " | results masked in timed turns | masked results in state "
-        + "| LangChain cleared results per model call | compactions |"
+        + "| LangChain cleared results per model call | compactions in timed turns (ours, "
+        + "LangChain) |"
     )
-    print("| --- | --- | " + " | ".join("---" for _ in names) + " | --- | --- | --- | --- |")
+    print("| --- | --- | --- | " + " | ".join("---" for _ in names) + " | --- | --- | --- | --- |")
     for c in cells:
         parts = " | ".join(f"{med(c.ours.parts_ms.get(n, [])):.3f}" for n in names)
         calls = 2 * len(c.theirs.turns_ms)
         cleared = sum(c.theirs.parts_ms.get("cleared", [])) / max(calls, 1)
         print(
-            f"| ~{c.size // 1000}k | {c.scenario} | {parts} | {c.masked_in_timed} | {c.masked} "
-            f"| {cleared:.0f} | {c.compactions} |"
+            f"| {c.checkpointer} | ~{c.size // 1000}k | {c.scenario} | {parts} "
+            f"| {c.masked_in_timed} | {c.masked} | {cleared:.0f} "
+            f"| {c.our_compactions}, {c.their_compactions} |"
         )
 
 
@@ -530,11 +681,11 @@ def print_split(cells: list[Cell]) -> None:
     """Where a whole turn goes on each side: checkpointer (any thread) and the hooks."""
     print("\nCheckpointer and middleware, median ms per turn (saves run in background threads):\n")
     print(
-        "| thread | scenario | ours: checkpoint load | ours: checkpoint save "
+        "| checkpointer | thread | scenario | ours: checkpoint load | ours: checkpoint save "
         "| LangChain: checkpoint load | LangChain: checkpoint save "
         "| LangChain: SummarizationMiddleware | LangChain: ContextEditingMiddleware |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for c in cells:
         cols = [
             med(c.ours.parts_ms.get("checkpoint_load", [])),
@@ -545,33 +696,40 @@ def print_split(cells: list[Cell]) -> None:
             med(c.theirs.parts_ms.get("context_editing", [])),
         ]
         print(
-            f"| ~{c.size // 1000}k | {c.scenario} | " + " | ".join(f"{v:.2f}" for v in cols) + " |"
+            f"| {c.checkpointer} | ~{c.size // 1000}k | {c.scenario} | "
+            + " | ".join(f"{v:.2f}" for v in cols)
+            + " |"
         )
 
 
 def print_growth(cells: list[Cell]) -> None:
     """Our nodes' work at the largest size over the smallest, per scenario."""
     print()
-    for scenario in (NOTHING, MASKING):
-        row = {c.size: c for c in cells if c.scenario == scenario}
-        if len(row) < 2:
+    for kind, scenario in itertools.product(
+        dict.fromkeys(c.checkpointer for c in cells), SCENARIOS
+    ):
+        row = {c.size: c for c in cells if c.scenario == scenario and c.checkpointer == kind}
+        if len(row) < 2 or scenario not in (NOTHING, MASKING):
             continue
         small, large = row[min(row)], row[max(row)]
         for label, include in (("nodes + model_input", True), ("nodes only", False)):
             growth = med(node_work(large.ours, include)) / med(node_work(small.ours, include))
             print(
-                f"growth of our work ({label}), {scenario}, "
+                f"growth of our work ({label}), {kind}, {scenario}, "
                 f"~{large.size // 1000}k / ~{small.size // 1000}k: {growth:.2f}x"
             )
 
 
 # --------------------------------------------------------------------------- profiling
 
-MEMORY = "langgraph/checkpoint/memory/__init__.py"
+SAVERS = (
+    "langgraph/checkpoint/memory/__init__.py",
+    "langgraph/checkpoint/sqlite/__init__.py",
+    "langgraph/checkpoint/postgres/__init__.py",
+)
 MAIN_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
-    "checkpoint load (get_tuple + get_delta_channel_history)": (
-        (MEMORY, "get_tuple"),
-        (MEMORY, "get_delta_channel_history"),
+    "checkpoint load (get_tuple + get_delta_channel_history)": tuple(
+        (saver, name) for saver in SAVERS for name in ("get_tuple", "get_delta_channel_history")
     ),
     "our nodes (start_turn, prepare_context, finish_turn)": (("bench/context_nodes.py", "node"),),
     "model node (model_input + fake model invoke)": (("bench/context_nodes.py", "respond"),),
@@ -591,7 +749,7 @@ OVERLAPPING = {
         ("langchain_core/language_models/chat_models.py", "invoke"),
     ),
 }
-SAVE = (((MEMORY, "put"), (MEMORY, "put_writes")),)
+SAVE = (tuple((saver, name) for saver in SAVERS for name in ("put", "put_writes")),)
 
 
 def cumulative(stats: pstats.Stats, patterns: tuple[tuple[str, str], ...]) -> float:
@@ -614,7 +772,7 @@ def print_stats(stats: pstats.Stats, sort: str, limit: int) -> None:
             print(line)
 
 
-def profile_turns(side: Side, n: int, scenario: str) -> None:
+def profile_turns(side: Side, n: int, scenario: str, kind: str) -> None:
     """cProfile `n` turns of ours: grouped split, then top entries by cumulative and own time.
     The main thread runs the graph; saves run in LangGraph's background threads and are
     profiled there (one profiler per thread, merged)."""
@@ -627,7 +785,7 @@ def profile_turns(side: Side, n: int, scenario: str) -> None:
     main.disable()
     stats = pstats.Stats(main)
     total = cumulative(stats, (("langgraph/pregel/main.py", "invoke"),)) / n
-    print(f"\ncProfile of {n} turns of ours, largest size, {scenario}")
+    print(f"\ncProfile of {n} turns of ours, largest size, {scenario}, {kind}")
     print(f"(ms per turn, under the profiler; whole invoke {total * 1000:.2f} ms):\n")
     grouped = 0.0
     for label, patterns in MAIN_GROUPS.items():
@@ -666,15 +824,39 @@ def main() -> None:
     parser.add_argument(
         "--no-steady", action="store_true", help=f"skip the '{STEADY}' cell (largest size)"
     )
+    parser.add_argument(
+        "--checkpointers", default="memory", help="comma-separated: memory, sqlite, postgres"
+    )
+    parser.add_argument(
+        "--compaction-rounds",
+        type=int,
+        default=4,
+        help=f"fresh threads for each '{COMPACTION}' cell (0: none)",
+    )
+    parser.add_argument(
+        "--postgres-url",
+        default=os.environ.get("MEMORY_TEST_POSTGRES_URL"),
+        help="PostgreSQL for --checkpointers postgres (default $MEMORY_TEST_POSTGRES_URL)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    cells = [
-        measure(size, scenario, args.turns, args.rounds)
-        for size in sizes
-        for scenario in (NOTHING, MASKING)
-    ]
-    if not args.no_steady:
-        cells.append(measure(max(sizes), STEADY, args.turns, args.rounds))
+    with ExitStack() as stack:
+        cells: list[Cell] = []
+        for kind in args.checkpointers.split(","):
+            savers = stack.enter_context(checkpointers(kind.strip(), args.postgres_url))
+            for size in sizes:
+                cells += [
+                    measure(size, sc, args.turns, args.rounds, savers) for sc in (NOTHING, MASKING)
+                ]
+                if args.compaction_rounds:
+                    cells.append(measure(size, COMPACTION, 1, args.compaction_rounds, savers))
+            if not args.no_steady:
+                cells.append(measure(max(sizes), STEADY, args.turns, args.rounds, savers))
+        report(cells, sizes, args.profile_turns)
+
+
+def report(cells: list[Cell], sizes: list[int], profile: int) -> None:
+    """Every table, then the profiles (largest size, masking active, per checkpointer)."""
     print()
     print_table(cells)
     print_split(cells)
@@ -683,14 +865,17 @@ def main() -> None:
     for cell in cells:
         if cell.scenario == STEADY:
             print(f"\n{STEADY}: {cell.warm_turns} untimed turns before our first snapshot.")
+    profiled: set[str] = set()
     for cell in cells[::-1]:
         if (
-            args.profile_turns
+            profile
             and cell.size == max(sizes)
-            and cell.scenario != NOTHING
+            and cell.scenario in (MASKING, STEADY)
             and cell.last_ours
+            and cell.checkpointer not in profiled
         ):
-            profile_turns(cell.last_ours, args.profile_turns, cell.scenario)
+            profiled.add(cell.checkpointer)
+            profile_turns(cell.last_ours, profile, cell.scenario, cell.checkpointer)
 
 
 if __name__ == "__main__":
