@@ -135,8 +135,11 @@ def fetch(url: str) -> str:
 
 
 class ScriptedChat(BaseChatModel):
-    """The graph's model: answers a user turn with one fetch call, a tool result with a final
-    answer. Reads only the last message, so its own cost does not grow with the thread."""
+    """The graph's model: answers a user turn with one fetch call (a final answer straight
+    away while `tools_on` is False), a tool result with a final answer. Reads only the last
+    message, so its own cost does not grow with the thread."""
+
+    tools_on: bool = True
 
     @property
     def _llm_type(self) -> str:
@@ -147,7 +150,7 @@ class ScriptedChat(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         key = uuid.uuid4().hex[:12]
-        if isinstance(messages[-1], ToolMessage):
+        if isinstance(messages[-1], ToolMessage) or not self.tools_on:
             reply = AIMessage("Here is what the page says.", id=f"r-{key}")
         else:
             call = {"name": "fetch", "args": {"url": f"https://example.com/{key}"}, "id": key}
@@ -517,7 +520,7 @@ class Cell:
 
 def new_sides(
     window: int, label: str, savers: Checkpointers, compaction: bool = False
-) -> tuple[Side, Side]:
+) -> tuple[Side, Side, ScriptedChat]:
     """Our graph and the LangChain agent on fresh threads, sharing one fake model (for a
     compaction turn: masking and context editing off on both sides)."""
     model = ScriptedChat(profile={"max_input_tokens": window})
@@ -537,7 +540,7 @@ def new_sides(
         model, summaries[1], window, sinks[1], savers.theirs(), editing_on=not compaction
     )
     theirs = Side("langchain", graph, sinks[1], summaries[1], f"lc-{label}", None)
-    return ours, theirs
+    return ours, theirs, model
 
 
 NOTHING, MASKING, STEADY = "nothing fires", "masking active", "masking active, past snapshot"
@@ -579,12 +582,16 @@ def warm_past_snapshot(ours: Side, theirs: Side) -> int:
 def run_round(cell: Cell, turns: int, round_no: int, savers: Checkpointers) -> None:
     """Seed both threads, one warm-up turn (for STEADY, turns until our first snapshot), then
     `turns` timed turns, alternating which side goes first (a compaction turn: one timed
-    turn, pasting enough to cross the trigger)."""
+    turn, pasting enough to cross the trigger; the model answers the seeding turns without a
+    tool call then, so the thread stays at its seeded share until that turn)."""
     label = f"{cell.size}-{cell.scenario}-{round_no}"
-    ours, theirs = new_sides(cell.window, label, savers, compaction=cell.scenario == COMPACTION)
+    compaction = cell.scenario == COMPACTION
+    ours, theirs, model = new_sides(cell.window, label, savers, compaction)
+    model.tools_on = not compaction
     for side in (ours, theirs):
         side.invoke(history(cell.size))
         side.invoke(ask(-1))
+    model.tools_on = True
     if cell.scenario == STEADY:
         cell.warm_turns = warm_past_snapshot(ours, theirs)
     before = masked_so_far(ours)

@@ -1,10 +1,11 @@
 """Per-turn token counting on long threads: the cached counter against a full recount.
 
-Run: python bench/token_counting.py
+Run: python bench/token_counting.py [--sizes 50000,150000,400000] [--turns 30]
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import statistics
 import time
@@ -50,10 +51,14 @@ def split_encoder(text: str) -> int:
 
 def main() -> None:
     """Print a Markdown table of cached vs full-recount per-turn cost."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="50000,150000,400000", help="approximate tokens")
+    parser.add_argument("--turns", type=int, default=30, help="turns timed per thread")
+    args = parser.parse_args()
     print("| counter | thread | messages | full recount (ms) | cached (ms) | speed-up |")
     print("| --- | --- | --- | --- | --- | --- |")
     for label, encode in (("approximate", None), ("tokenizer stand-in", split_encoder)):
-        for size in (50_000, 150_000, 400_000):
+        for size in (int(s) for s in args.sizes.split(",")):
             messages = thread(size)
             counter = TokenCounter(encode)
             counter.count(messages)
@@ -61,8 +66,8 @@ def main() -> None:
             def full(msgs: list[BaseMessage], encode=encode) -> int:  # type: ignore[no-untyped-def]
                 return TokenCounter(encode).count(msgs)
 
-            full_ms = per_turn_ms(full, list(messages))
-            cached_ms = per_turn_ms(counter.count, list(messages))
+            full_ms = per_turn_ms(full, list(messages), args.turns)
+            cached_ms = per_turn_ms(counter.count, list(messages), args.turns)
             print(
                 f"| {label} | ~{size // 1000}k tokens | {len(messages)} | {full_ms:.3f} "
                 f"| {cached_ms:.3f} | {full_ms / cached_ms:.1f}x |"
