@@ -16,7 +16,9 @@ same thread side by side, turn for turn:
 - LangChain: create_agent with SummarizationMiddleware + ContextEditingMiddleware
   (ClearToolUsesEdit) at the same thresholds and LangGraph's own saver of the same kind with
   its default serializer (InMemorySaver, SqliteSaver on its own file, PostgresSaver on the
-  same database).
+  same database). Our SQLite connections run WAL with synchronous=NORMAL (no fsync per
+  commit); LangChain's SqliteSaver keeps SQLite's default FULL unless
+  `--langchain-sqlite-synchronous NORMAL` gives it the same.
 
 `--checkpointers` repeats every cell per checkpointer (postgres needs `--postgres-url` or
 $MEMORY_TEST_POSTGRES_URL). A "compaction turn" cell per size and checkpointer times the turn
@@ -235,6 +237,7 @@ class Checkpointers:
 
     kind: str
     postgres_url: str | None
+    their_sqlite_sync: str = "FULL"
     stack: ExitStack = field(default_factory=ExitStack)
     folder: str = ""
 
@@ -265,7 +268,8 @@ class Checkpointers:
                 conn = sqlite3.connect(f"{self.folder}/theirs.db", check_same_thread=False)
                 self.stack.callback(conn.close)
                 self._theirs = SqliteSaver(conn)
-                self._theirs.setup()
+                self._theirs.setup()  # WAL, and SQLite's default synchronous=FULL
+                conn.execute(f"PRAGMA synchronous={self.their_sqlite_sync}")
             else:
                 pool = ConnectionPool(
                     str(self.postgres_url),
@@ -282,9 +286,11 @@ class Checkpointers:
 
 
 @contextmanager
-def checkpointers(kind: str, postgres_url: str | None) -> Iterator[Checkpointers]:
+def checkpointers(
+    kind: str, postgres_url: str | None, their_sqlite_sync: str = "FULL"
+) -> Iterator[Checkpointers]:
     """The checkpointers of one kind, closed on exit."""
-    opened = Checkpointers(kind, postgres_url)
+    opened = Checkpointers(kind, postgres_url, their_sqlite_sync)
     with opened.stack:
         yield opened
 
@@ -845,12 +851,19 @@ def main() -> None:
         default=os.environ.get("MEMORY_TEST_POSTGRES_URL"),
         help="PostgreSQL for --checkpointers postgres (default $MEMORY_TEST_POSTGRES_URL)",
     )
+    parser.add_argument(
+        "--langchain-sqlite-synchronous",
+        default="FULL",
+        choices=("FULL", "NORMAL"),
+        help="PRAGMA synchronous of LangChain's SqliteSaver (ours: NORMAL, from connect)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    their_sync = args.langchain_sqlite_synchronous
     with ExitStack() as stack:
         cells: list[Cell] = []
         for kind in args.checkpointers.split(","):
-            savers = stack.enter_context(checkpointers(kind.strip(), args.postgres_url))
+            savers = stack.enter_context(checkpointers(kind.strip(), args.postgres_url, their_sync))
             for size in sizes:
                 cells += [
                     measure(size, sc, args.turns, args.rounds, savers) for sc in (NOTHING, MASKING)

@@ -89,6 +89,7 @@ def _connect(module: ModuleType, path: str, **kwargs: Any) -> Any:
     try:
         conn = module.connect(path, check_same_thread=False, **kwargs)
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL: no fsync per commit, never corrupt
     except Exception as exc:
         raise BackendUnavailableError(f"cannot open SQLite database {path}: {exc}") from exc
     return conn
