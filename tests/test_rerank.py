@@ -216,7 +216,9 @@ def test_the_rerank_model_setting_names_another_model(backend: Backend) -> None:
     assert len(named.prompts) == 1 and maintenance.default.prompts == []  # type: ignore[union-attr]
 
 
-def test_a_rerank_model_that_cannot_load_keeps_the_fused_order(backend: Backend) -> None:
+def test_a_rerank_model_that_cannot_load_keeps_the_fused_order(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
     seed(ScopedMemory(backend.store, clock=Clock()))
 
     def broken(spec: str) -> BaseChatModel:
@@ -225,7 +227,14 @@ def test_a_rerank_model_that_cannot_load_keeps_the_fused_order(backend: Backend)
     maintenance = MaintenanceModel(ranking(), loader=broken)
     defaults = MemorySettings(**ON, recall_rerank_model="nowhere:model")
     memory = ScopedMemory(backend.store, model=maintenance, defaults=defaults)
-    assert bodies(memory.recall(ANN, QUERY, 10)) == fused(backend, 10)
+    with caplog.at_level(logging.WARNING):
+        assert bodies(memory.recall(ANN, QUERY, 10)) == fused(backend, 10)
+    assert any(
+        "setting 'recall_rerank_model' ('nowhere:model'): no module for nowhere:model"
+        in r.getMessage()
+        for r in caplog.records
+    )
+    assert maintenance.default.prompts == []  # type: ignore[union-attr]
 
 
 class Encoder:

@@ -22,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from memory_plugin.errors import SettingsError
 from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.scoped.recall import Hit
@@ -91,7 +92,11 @@ def reranker(settings: MemorySettings, maintenance: MaintenanceModel) -> BaseCha
         if found is None:
             found = _cross_encoders[path] = CrossEncoderModel(path=path)
         return found
-    return maintenance.load(spec)
+    try:
+        return maintenance.load(spec)
+    except SettingsError as exc:
+        cause = exc.__cause__ or exc
+        raise SettingsError(f"setting 'recall_rerank_model' ({spec!r}): {cause}") from exc
 
 
 def rerank_messages(model: BaseChatModel, query: str, hits: list[Hit]) -> list[BaseMessage]:
