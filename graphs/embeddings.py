@@ -1,10 +1,12 @@
-"""The embedding of the store index that langgraph.json configures: an offline placeholder
-(memory_plugin.embeddings), so `langgraph dev` starts with a semantic index and no network.
-Real deployments replace `"embed"` and `"dims"` in langgraph.json with a provider embedding,
-for example `"embed": "openai:text-embedding-3-small"` with `"dims": 1536`."""
+"""The embedding of the store index that langgraph.json configures: all-MiniLM-L6-v2 when
+the `local` extra is installed (offline, bundled weights), else the hashed-trigram
+placeholder, both 384-dimensional, so `langgraph dev` starts with a semantic index and no
+network. Real deployments may replace `"embed"` and `"dims"` in langgraph.json with a
+provider embedding, for example `"embed": "openai:text-embedding-3-small"` with `"dims": 1536`."""
 
-from memory_plugin.embeddings import DIMS, hashed_trigrams
+from memory_plugin.local_embeddings import LOCAL_DIMS, default_index
 
-embed = hashed_trigrams
+embed = default_index()["embed"]
+DIMS = LOCAL_DIMS
 
 __all__ = ["DIMS", "embed"]

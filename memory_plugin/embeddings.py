@@ -3,7 +3,8 @@
 Deterministic, dependency-free and offline, for demos, tests and `langgraph dev` with no
 network. It is not a semantic embedding (words sharing a stem land close together, nothing
 more): real deployments pass LangChain Embeddings, for example
-`init_embeddings("openai:text-embedding-3-small")` with `dims=1536`.
+`init_embeddings("openai:text-embedding-3-small")` with `dims=1536`, or the offline
+all-MiniLM-L6-v2 of the `local` extra (memory_plugin.local_embeddings).
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ import re
 DIMS = 256
 
 
-def hashed_trigrams(texts: list[str]) -> list[list[float]]:
+def hashed_trigrams(texts: list[str], dims: int = DIMS) -> list[list[float]]:
     """Embed each text as a normalised vector of hashed character-trigram counts."""
     vectors = []
     for text in texts:
-        vec = [0.0] * DIMS
+        vec = [0.0] * dims
         for word in re.findall(r"\w+", text.lower()):
             padded = f" {word} "
             for i in range(len(padded) - 2):
                 digest = hashlib.blake2b(padded[i : i + 3].encode(), digest_size=8).digest()
-                vec[int.from_bytes(digest, "big") % DIMS] += 1.0
+                vec[int.from_bytes(digest, "big") % dims] += 1.0
         norm = math.sqrt(sum(v * v for v in vec)) or 1.0
         vectors.append([v / norm for v in vec])
     return vectors

@@ -1,39 +1,47 @@
-"""Hybrid recall over a scope's notes: keyword ranking fused with semantic candidates.
+"""Hybrid recall over a scope's notes: keyword and semantic candidates, ranked together.
 
-Semantic candidates come from the store's vector index where one is configured; the notes
-themselves stay authoritative (a deleted note never comes back). When the index is missing
-or fails, keyword ranking answers alone.
+A fixed number of candidates (`CANDIDATES`, whatever k is) comes from each signal, searched
+where the notes are: BM25 over stemmed words without stopwords (`KeywordSearch`) and the
+store's vector index where one is configured (`VectorSearch`). The
+candidates and the notes next to them on the same day are ranked by `ranking.rank`, so the
+first n results are the same for any k >= n. The notes stay authoritative (a deleted note
+never comes back); when the vector index is missing or fails, keyword ranking answers alone.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from langgraph.store.base import SearchOp
+from langgraph.store.base import GetOp
 
+from memory_plugin.backends.search import KeywordSearch, VectorSearch
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan
 from memory_plugin.scope import Scope
-from memory_plugin.scoped.notes import NOTE_INDEX, Note, all_notes_plan
-from memory_plugin.text import bm25_scores
+from memory_plugin.scoped.notes import NOTE_INDEX, NOTES, Note, note_key, to_note
+from memory_plugin.scoped.ranking import DEFAULT_WEIGHTS, RankWeights, rank
+from memory_plugin.text import bm25_scores, search_terms
 
 logger = logging.getLogger(__name__)
-RRF_K = 60
+CANDIDATES = 100
+SIGNALS = frozenset({"keyword", "semantic"})
 
 
 @dataclass(frozen=True)
 class Hit:
-    """A recalled note and its fused score."""
+    """A recalled note and its score."""
 
     note: Note
     score: float
 
 
-def keyword_ranking(query: str, notes: list[Note]) -> list[str]:
-    """Note keys ranked by BM25 against the query; notes sharing no word are left out."""
-    scores = bm25_scores(query, [(note.key, note.body) for note in notes])
-    return sorted(scores, key=lambda key: (-scores[key], key))
+def keyword_scores(query: str, notes: list[Note], limit: int) -> dict[str, float]:
+    """The BM25 scores of the `limit` best notes sharing a stemmed word with the query,
+    computed in Python over the notes given (the exhaustive reference for the recall audit)."""
+    scores = bm25_scores(query, [(note.key, note.body) for note in notes], analyze=search_terms)
+    return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit])
 
 
 def clamp_k(k: int | None, default: int, maximum: int) -> int:
@@ -47,21 +55,52 @@ def clamp_k(k: int | None, default: int, maximum: int) -> int:
     return min(k, maximum)
 
 
-def recall_plan(scope: Scope, query: str, k: int) -> Plan[list[Hit]]:
-    """The k best notes for a query, consolidated ones included."""
+def neighbour_keys(keys: Collection[str], reach: int) -> list[str]:
+    """The keys of the notes up to `reach` positions from each key on the same day, the keys
+    themselves included."""
+    near: set[str] = set()
+    for key in keys:
+        day, _, position = key.rpartition("#")
+        if day and position.isdigit():
+            near.update(
+                note_key(day, int(position) + offset)
+                for offset in range(-reach, reach + 1)
+                if int(position) + offset > 0
+            )
+        near.add(key)
+    return sorted(near)
+
+
+def recall_plan(
+    scope: Scope,
+    query: str,
+    k: int,
+    *,
+    signals: Collection[str] = SIGNALS,
+    weights: RankWeights = DEFAULT_WEIGHTS,
+    candidates: int = CANDIDATES,
+) -> Plan[list[Hit]]:
+    """The k best notes for a query, consolidated ones included; `signals` picks keyword,
+    semantic or both (the default)."""
     if not isinstance(query, str) or not query.strip():
         raise MemoryWriteError("recall needs a non-empty query")
-    notes = yield from all_notes_plan(scope)
-    by_key = {note.key: note for note in notes}
-    rankings = [keyword_ranking(query, notes)]
-    try:
-        (candidates,) = yield [SearchOp(scope.child(NOTE_INDEX), query=query, limit=max(3 * k, 20))]
-        rankings.append([c.key for c in candidates if c.score is not None and c.key in by_key])
-    except Exception:
-        logger.warning("semantic recall failed; answering with keyword ranking", exc_info=True)
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-    best = sorted(fused, key=lambda key: (-fused[key], key))[:k]
-    return [Hit(by_key[key], fused[key]) for key in best]
+    if not signals or not set(signals) <= SIGNALS:
+        raise MemoryWriteError(f"recall signals are keyword and/or semantic, got {signals!r}")
+    keyword: dict[str, float] = {}
+    semantic: dict[str, float] = {}
+    if "keyword" in signals:
+        found = yield KeywordSearch(scope.child(NOTES), query, candidates)
+        keyword = {hit.key: hit.score for hit in found}
+    if "semantic" in signals:
+        try:
+            found = yield VectorSearch(scope.child(NOTE_INDEX), query, candidates)
+            semantic = {hit.key: hit.score for hit in found}
+        except ValueError:
+            logger.debug("no vector index; answering with keyword ranking", exc_info=True)
+        except Exception:
+            logger.warning("semantic recall failed; answering with keyword ranking", exc_info=True)
+    wanted = neighbour_keys({*keyword, *semantic}, len(weights.neighbour))
+    items = (yield [GetOp(scope.child(NOTES), key) for key in wanted]) if wanted else []
+    pool = {note.key: note for item in items if item and (note := to_note(item)) is not None}
+    ranked = rank(query, keyword, semantic, pool, weights)
+    return [Hit(pool[key], score) for key, score in ranked[:k]]
