@@ -32,6 +32,7 @@ from memory_plugin.errors import MemoryWriteError
 from memory_plugin.namespaces import encode_id, namespace
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.text import bm25_scores, tokens
+from memory_plugin.thread.prompts import message_text
 
 JOURNAL = "journal"
 TOOL_CALLS = "tool_calls"
@@ -104,7 +105,7 @@ def _entry(message: BaseMessage, seq: int, created_at: str) -> JournalEntry:
         seq=seq,
         message_id=message.id,
         role=message.type,
-        text=message.text,
+        text=message_text(message),
         tool_calls=[{"name": c["name"], "args": c["args"], "id": c.get("id")} for c in calls],
         tool_call_id=message.tool_call_id if isinstance(message, ToolMessage) else None,
         name=message.name,

@@ -22,8 +22,11 @@ conversation is about and its open threads, so they can be picked up later. Repl
 note only, no heading, no list."""
 
 
-def _text(message: BaseMessage) -> str:
-    return message.text if isinstance(message.text, str) else str(message.content)
+def message_text(message: BaseMessage) -> str:
+    """A message's text: its content when that is a string (without the copy `.text` makes,
+    which adds up on long threads), else the text of its content blocks."""
+    content = message.content
+    return content if isinstance(content, str) else str(message.text)
 
 
 def render_transcript(messages: Sequence[BaseMessage]) -> str:
@@ -31,19 +34,19 @@ def render_transcript(messages: Sequence[BaseMessage]) -> str:
     lines = []
     for message in messages:
         if isinstance(message, HumanMessage):
-            lines.append(f"User: {_text(message)}")
+            lines.append(f"User: {message_text(message)}")
         elif isinstance(message, AIMessage):
-            if _text(message):
-                lines.append(f"Assistant: {_text(message)}")
+            if text := message_text(message):
+                lines.append(f"Assistant: {text}")
             for call in message.tool_calls:
                 lines.append(f"Assistant called {call['name']}({json.dumps(call['args'])})")
         elif isinstance(message, ToolMessage):
-            text = _text(message)
+            text = message_text(message)
             if len(text) > TOOL_RESULT_CHARS:
                 text = text[:TOOL_RESULT_CHARS] + " …"
             lines.append(f"Result of {message.name or 'tool'}: {text}")
         else:
-            lines.append(f"{message.type}: {_text(message)}")
+            lines.append(f"{message.type}: {message_text(message)}")
     return "\n".join(lines)
 
 
