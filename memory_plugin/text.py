@@ -42,10 +42,16 @@ def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+@lru_cache(maxsize=131_072)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(_stem(t) for t in tokens(text) if t not in STOPWORDS)
+
+
 def search_terms(text: str) -> list[str]:
     """The words a keyword search matches on: lower-cased, English stopwords dropped, each
-    reduced to its Snowball English stem."""
-    return [_stem(t) for t in tokens(text) if t not in STOPWORDS]
+    reduced to its Snowball English stem (remembered per text, as notes are searched again
+    and again)."""
+    return list(_terms(text))
 
 
 def query_words(text: str) -> list[str]:

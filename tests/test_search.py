@@ -179,3 +179,28 @@ async def test_async_vector_search_and_no_index_fails(backend_url: str) -> None:
     async with aconnect(backend_url) as plain:
         with pytest.raises(ValueError, match="no vector index"):
             await arun(plain.store, _ask(VectorSearch(namespace, "Ann", 5)))
+
+
+def _scaled(texts: list[str]) -> list[list[float]]:
+    return [[3.0 * x for x in vector] for vector in INDEX["embed"](texts)]  # type: ignore[operator]
+
+
+def test_vector_scores_are_cosine_whatever_the_vectors_length(
+    backend_url: str, request: pytest.FixtureRequest
+) -> None:
+    """Unit vectors take SQLite's faster L2 path, longer ones its cosine path: same answer."""
+    results = []
+    for n, embed in enumerate((INDEX["embed"], _scaled)):
+        url = backend_url
+        if n and url.startswith("sqlite"):
+            url = url.replace("memory.db", "scaled.db")
+        elif n and url.startswith("postgres"):
+            url = _durable_url("postgres", request)
+        with connect(url, index={**INDEX, "embed": embed}) as backend:
+            memory = ScopedMemory(backend.store)
+            memory.import_notes(ANN, [("2023-05-08", fact) for fact in FACTS])
+            namespace = personal_scope(ANN).child(NOTE_INDEX)
+            found = run(backend.store, _ask(VectorSearch(namespace, "river run", 4)))
+        results.append([(s.key, round(s.score, 4)) for s in found])
+    assert results[0] == results[1]
+    assert results[0][0][0].endswith("#000001") and len(results[0]) == 4
