@@ -103,6 +103,35 @@ def _restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recall_audit(args: argparse.Namespace) -> int:
+    from memory_plugin.backends import connect
+    from memory_plugin.local_embeddings import default_index
+    from memory_plugin.scoped.audit import recall_audit
+
+    if (args.user is None) == (args.sample is None):
+        raise MemoryPluginError("recall-audit: give --user (one scope) or --sample N, not both")
+    queries = None
+    if args.queries:
+        try:
+            with open(args.queries, encoding="utf-8") as lines:
+                queries = [line.strip() for line in lines if line.strip()]
+        except OSError as exc:
+            raise MemoryPluginError(f"recall-audit: cannot read {args.queries}: {exc}") from exc
+    ctx = _context(args) if args.user is not None else None
+    index = None if args.keyword_only else default_index()
+    with connect(args.url, index=index) as backend:
+        report = recall_audit(
+            backend.store,
+            ctx,
+            queries=queries,
+            sample=args.sample,
+            per_scope=args.per_scope,
+            seed=args.seed,
+        )
+    print(report.to_json() if args.json else report.table())
+    return 0
+
+
 def _scope_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
     command.add_argument("--user", required=True, help="the user whose memory it is")
@@ -164,6 +193,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--model", help="chat model to compress an over-long version (default: $MEMORY_MODEL)"
     )
     restore.set_defaults(run=_restore)
+    audit = commands.add_parser(
+        "recall-audit",
+        help="recall@k of the fused recall order against an exact search (read before "
+        "enabling rerank)",
+    )
+    audit.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
+    audit.add_argument("--user", help="audit this user's scope (or use --sample)")
+    audit.add_argument("--workspace", help="the workspace (required with --shared)")
+    audit.add_argument(
+        "--shared", action="store_true", help="the workspace's team memory, not the user's"
+    )
+    audit.add_argument("--sample", type=int, help="audit N scopes picked at random")
+    audit.add_argument(
+        "--queries", help="a file of queries, one a line (default: sampled from each scope's notes)"
+    )
+    audit.add_argument(
+        "--per-scope", type=int, default=20, help="queries sampled per scope (default: 20)"
+    )
+    audit.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    audit.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="open the store without the embedding index (the chatbot's by default)",
+    )
+    audit.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    audit.set_defaults(run=_recall_audit)
     chat = commands.add_parser(
         "chat",
         help="chat with memory (on the built-in offline model when no model is configured)",

@@ -1,0 +1,34 @@
+"""CI runs the recall-audit benchmark once on a tiny LoCoMo slice, so it keeps working."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_recall_audit_bench_runs_on_a_tiny_slice() -> None:
+    args = ["--conversations", "1", "--turns", "40", "--questions", "4", "--per-scope", "4"]
+    args += ["--embeddings", "hashed", "--candidates", "100,3"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "recall_audit.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("|")[1:-1] for line in done.stdout.splitlines()[2:]]
+    assert [(r[0].strip(), r[1].strip(), r[2].strip()) for r in rows] == [
+        ("questions", "100", "4"),
+        ("sampled", "100", "4"),
+        ("questions", "3", "4"),
+        ("sampled", "3", "4"),
+    ]
+    wide = [float(cell) for r in rows[:2] for cell in r[3:6]]
+    narrow = [float(cell) for r in rows[2:] for cell in r[3:6]]
+    assert wide == [1.0] * 6
+    assert all(0.0 <= value <= 1.0 for value in narrow) and min(narrow) < 1.0
