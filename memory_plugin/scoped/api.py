@@ -213,7 +213,8 @@ class ScopedMemory:
         return ranked[:count]
 
     def recall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
-        """The notes that best match a query (default k from settings, at most recall_max_k)."""
+        """The notes that best match a query (default k from settings, at most recall_max_k),
+        reordered by the reranker when the recall_rerank setting is on."""
         return run(self.store, self._recall(ctx, query, k))
 
     async def arecall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
