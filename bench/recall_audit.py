@@ -18,39 +18,79 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo import DATA, embedding, turns
+from langgraph.store.base import BaseStore
+from locomo import DATA, embedding, evidence_ids, recall_at, turns
 
 from memory_plugin import MemoryContext, connect
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.local_embeddings import LOCAL_DIMS
+from memory_plugin.plans import run
+from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.scoped.audit import KS, AuditReport, recall_audit
-from memory_plugin.scoped.notes import validate_note
-from memory_plugin.scoped.recall import CANDIDATES
+from memory_plugin.scoped.audit import KS, AuditReport, exact_plan, recall_audit
+from memory_plugin.scoped.notes import all_notes_plan, validate_note
+from memory_plugin.scoped.recall import CANDIDATES, recall_plan
 
 
-def contexts(
+@dataclass(frozen=True)
+class Conversation:
+    """One imported conversation: its context, questions, their evidence, each note's turn."""
+
+    ctx: MemoryContext
+    questions: list[str]
+    evidence: list[list[str]]
+    turn_of: dict[str, str]
+
+
+def conversations(
     memory: ScopedMemory, data: list[dict[str, Any]], limit: int | None
-) -> list[tuple[MemoryContext, list[str]]]:
-    """Import each conversation into its own scope; its context and questions."""
+) -> list[Conversation]:
+    """Import each conversation into its own scope (turns the safety screen refuses as notes
+    are left out, as in bench/locomo.py)."""
     out = []
     for conversation in data:
         ctx = MemoryContext(user_id=conversation["sample_id"])
-        notes = []
-        for _, day, text in turns(conversation["conversation"])[:limit]:
+        rows = []
+        for row in turns(conversation["conversation"])[:limit]:
             try:
-                validate_note(text, 2_000)
+                validate_note(row[2], 2_000)
             except MemoryWriteError:
                 continue
-            notes.append((day, text))
-        memory.import_notes(ctx, notes)
-        out.append((ctx, [qa["question"] for qa in conversation["qa"]]))
+            rows.append(row)
+        notes = memory.import_notes(ctx, [(day, text) for _, day, text in rows])
+        turn_of = {note.key: dia for note, (dia, _, _) in zip(notes, rows, strict=True)}
+        qa = conversation["qa"]
+        evidence = [evidence_ids(item.get("evidence", [])) for item in qa]
+        out.append(Conversation(ctx, [item["question"] for item in qa], evidence, turn_of))
     return out
+
+
+def evidence_rows(store: BaseStore, convs: list[Conversation], questions: int | None) -> list[str]:
+    """LoCoMo evidence recall@k (%) of recall's order and of the exact order, same questions."""
+    found: dict[str, list[list[float]]] = {"recall (fused)": [], "exact search": []}
+    for conv in convs:
+        scope = thread_scope(conv.ctx)
+        notes = run(store, all_notes_plan(scope))
+        for question, evidence in list(zip(conv.questions, conv.evidence, strict=True))[:questions]:
+            hits = run(store, recall_plan(scope, question, max(KS)))
+            exact = run(store, exact_plan(scope, question, notes))
+            for name, keys in (
+                ("recall (fused)", [hit.note.key for hit in hits]),
+                ("exact search", exact),
+            ):
+                ranked = [conv.turn_of[key] for key in keys]
+                found[name].append([recall_at(ranked, evidence, k) for k in KS])
+    rows = []
+    for name, values in found.items():
+        means = [100 * sum(v[i] for v in values) / max(1, len(values)) for i in range(len(KS))]
+        rows.append(f"| {name} | {len(values)} | " + " | ".join(f"{m:.1f}" for m in means) + " |")
+    return rows
 
 
 def row(label: str, candidates: int, reports: list[AuditReport], seconds: float) -> str:
@@ -71,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embeddings", choices=["local", "hashed"], default="local")
     parser.add_argument("--candidates", default=f"{CANDIDATES},50,24,10")
     parser.add_argument("--per-scope", type=int, default=20)
+    parser.add_argument(
+        "--evidence",
+        action="store_true",
+        help="also LoCoMo evidence recall@k of recall's order against the exact order",
+    )
     args = parser.parse_args(argv)
     data = json.loads(args.data.read_text())[: args.conversations]
     embed = embedding(args.embeddings)
@@ -82,22 +127,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("| --- | --- | --- | " + " | ".join("---" for _ in KS) + " | --- |")
     with connect("memory://", index=index) as backend:
-        scopes = contexts(ScopedMemory(backend.store), data, args.turns)
+        convs = conversations(ScopedMemory(backend.store), data, args.turns)
         for candidates in [int(c) for c in args.candidates.split(",")]:
             for label in ("questions", "sampled"):
                 started, reports = time.perf_counter(), []
-                for ctx, questions in scopes:
-                    asked = questions[: args.questions] if label == "questions" else None
+                for conv in convs:
+                    asked = conv.questions[: args.questions] if label == "questions" else None
                     reports.append(
                         recall_audit(
                             backend.store,
-                            ctx,
+                            conv.ctx,
                             queries=asked,
                             per_scope=args.per_scope,
                             candidates=candidates,
                         )
                     )
                 print(row(label, candidates, reports, time.perf_counter() - started), flush=True)
+        if args.evidence:
+            print()
+            print("| order | questions | " + " | ".join(f"recall@{k}" for k in KS) + " |")
+            print("| --- | --- | " + " | ".join("---" for _ in KS) + " |")
+            for line in evidence_rows(backend.store, convs, args.questions):
+                print(line)
     return 0
 
 
