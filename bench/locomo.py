@@ -3,6 +3,7 @@
 Run: python bench/locomo.py [--data ../shared/data/locomo/locomo-dev.json]
          [--backend memory sqlite postgres] [--url URL] [--embeddings local|hashed]
          [--modes keyword semantic hybrid] [--conversations N] [--questions N] [--json OUT]
+         [--tune]
      (PostgreSQL from --url or $MEMORY_TEST_POSTGRES_URL)
 
 Each conversation becomes one scope's notes, one note per turn (`<speaker> said, "<text>"`,
@@ -14,11 +15,17 @@ Turns the safety screen refuses as notes cannot be imported: they are left out a
 among the top k (a question without evidence counts as 1), averaged per category and
 overall. Embeddings are cached under /tmp/memory-plugin-locomo so repeated runs embed each
 text once.
+
+--tune fetches each question's candidates once through the recall path (`candidates_plan`)
+and ranks them with `rank` under each feature step and each weight of a small grid: it
+prints the step table and the weights chosen by leave-one-conversation-out, the held-out
+figure next to the in-sample one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -28,11 +35,12 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from langchain_core.embeddings import Embeddings
 
 from memory_plugin import MemoryContext, connect
@@ -42,7 +50,15 @@ from memory_plugin.plans import run
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.notes import validate_note
-from memory_plugin.scoped.recall import recall_plan
+from memory_plugin.scoped.ranking import DEFAULT_WEIGHTS, RankWeights, rank
+from memory_plugin.scoped.recall import (
+    CANDIDATES,
+    SIGNALS,
+    Candidates,
+    candidates_plan,
+    neighbour_keys,
+    recall_plan,
+)
 from memory_plugin.settings import MemorySettings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -51,6 +67,21 @@ KS = (5, 10, 20, 25, 50)
 NOTE_MAX_CHARS = 2_000
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MODES = {"keyword": {"keyword"}, "semantic": {"semantic"}, "hybrid": {"keyword", "semantic"}}
+BARE = RankWeights(date=0.0, neighbour=())
+STEPS = [
+    ("semantic only (MiniLM)", BARE, {"semantic"}),
+    ("stemmed BM25 with stopwords (keyword only)", BARE, {"keyword"}),
+    ("score-normalised fusion of both", BARE, SIGNALS),
+    ("+ dates named in the question", RankWeights(neighbour=()), SIGNALS),
+    ("+ a share of neighbouring turns (shipped)", DEFAULT_WEIGHTS, SIGNALS),
+]
+GRID = [
+    RankWeights(keyword=kw, date=d, neighbour=(n1, n2))
+    for kw in (0.2, 0.3, 0.4)
+    for d in (0.0, 0.1, 0.2)
+    for n1 in (0.0, 0.3, 0.5)
+    for n2 in (0.0, 0.15, 0.3)
+]
 _EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")
 
 
@@ -141,34 +172,57 @@ def embedding(name: str) -> CachedEmbeddings:
     return CachedEmbeddings("hashed-trigrams", placeholder)
 
 
+def _import(
+    memory: ScopedMemory, conv: dict[str, Any], timing: dict[str, float]
+) -> tuple[MemoryContext, dict[str, str]]:
+    """Import a conversation into a fresh scope: its context and the dia_id of each note key."""
+    ctx = MemoryContext(user_id=f"locomo-{conv['sample_id']}-{uuid.uuid4().hex[:8]}")
+    rows = []
+    for row in turns(conv["conversation"]):
+        try:
+            validate_note(row[2], NOTE_MAX_CHARS)
+            rows.append(row)
+        except MemoryWriteError:
+            timing["refused_notes"] += 1
+    started = time.perf_counter()
+    notes = memory.import_notes(ctx, [(day, text) for _, day, text in rows])
+    timing["import_s"] += time.perf_counter() - started
+    return ctx, {note.key: dia_id for note, (dia_id, _, _) in zip(notes, rows, strict=True)}
+
+
+def _score(into: dict[str, list[float]], ranked: list[str], qa: dict[str, Any]) -> None:
+    evidence = evidence_ids(qa.get("evidence", []))
+    for k in KS:
+        value = recall_at(ranked, evidence, k)
+        into[f"{k}/all"].append(value)
+        into[f"{k}/{CATEGORIES[qa['category']]}"].append(value)
+
+
+def _percent(scores: dict[str, list[float]]) -> dict[str, float]:
+    return {key: round(100 * sum(v) / len(v), 1) for key, v in scores.items()}
+
+
+def _index(embed: Embeddings) -> dict[str, Any]:
+    return {"dims": LOCAL_DIMS, "embed": embed, "fields": ["text"]}
+
+
+def _memory(backend: Any) -> ScopedMemory:
+    defaults = MemorySettings(recall_max_k=max(KS), note_max_chars=NOTE_MAX_CHARS)
+    return ScopedMemory(backend.store, defaults=defaults)
+
+
 def evaluate(
     url: str, data: list[dict[str, Any]], embed: CachedEmbeddings, modes: list[str], questions: int
 ) -> dict[str, dict[str, Any]]:
     """Import each conversation into its own scope and score every question in every mode."""
     scores: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in modes}
     timing: dict[str, float] = defaultdict(float)
-    index = {"dims": LOCAL_DIMS, "embed": embed, "fields": ["text"]}
-    with connect(url, index=index) as backend:
-        memory = ScopedMemory(
-            backend.store,
-            defaults=MemorySettings(recall_max_k=max(KS), note_max_chars=NOTE_MAX_CHARS),
-        )
+    with connect(url, index=_index(embed)) as backend:
+        memory = _memory(backend)
         for conv in data:
-            ctx = MemoryContext(user_id=f"locomo-{conv['sample_id']}-{uuid.uuid4().hex[:8]}")
-            rows = []
-            for row in turns(conv["conversation"]):
-                try:
-                    validate_note(row[2], NOTE_MAX_CHARS)
-                    rows.append(row)
-                except MemoryWriteError:
-                    timing["refused_notes"] += 1
-            started = time.perf_counter()
-            notes = memory.import_notes(ctx, [(day, text) for _, day, text in rows])
-            timing["import_s"] += time.perf_counter() - started
-            dia = {note.key: dia_id for note, (dia_id, _, _) in zip(notes, rows, strict=True)}
+            ctx, dia = _import(memory, conv, timing)
             scope = thread_scope(ctx)
             for qa in conv["qa"][:questions]:
-                evidence = evidence_ids(qa.get("evidence", []))
                 for mode in modes:
                     started = time.perf_counter()
                     if mode == "hybrid":
@@ -177,18 +231,106 @@ def evaluate(
                         plan = recall_plan(scope, qa["question"], max(KS), signals=MODES[mode])
                         hits = run(backend.store, plan)
                     timing[f"{mode}_s"] += time.perf_counter() - started
-                    ranked = [dia[hit.note.key] for hit in hits]
-                    for k in KS:
-                        value = recall_at(ranked, evidence, k)
-                        scores[mode][f"{k}/all"].append(value)
-                        scores[mode][f"{k}/{CATEGORIES[qa['category']]}"].append(value)
+                    _score(scores[mode], [dia[hit.note.key] for hit in hits], qa)
     embed.save()
-    result: dict[str, dict[str, Any]] = {
-        mode: {key: round(100 * sum(v) / len(v), 1) for key, v in by.items()}
-        for mode, by in scores.items()
-    }
+    result: dict[str, dict[str, Any]] = {mode: _percent(by) for mode, by in scores.items()}
     result["timing"] = {key: round(value, 2) for key, value in timing.items()}
     return result
+
+
+Asked = tuple[dict[str, Any], Candidates, dict[str, str]]
+
+
+def collect(
+    url: str, data: list[dict[str, Any]], embed: CachedEmbeddings, questions: int
+) -> list[list[Asked]]:
+    """Per conversation, each question with the candidates the recall path fetches for it
+    (both signals, neighbours within the widest reach tried)."""
+    reach = max(len(w.neighbour) for w in GRID)
+    asked: list[list[Asked]] = []
+    with connect(url, index=_index(embed)) as backend:
+        memory = _memory(backend)
+        for conv in data:
+            ctx, dia = _import(memory, conv, defaultdict(float))
+            scope = thread_scope(ctx)
+            asked.append([])
+            for qa in conv["qa"][:questions]:
+                plan = candidates_plan(scope, qa["question"], SIGNALS, CANDIDATES, reach)
+                asked[-1].append((qa, run(backend.store, plan), dia))
+    embed.save()
+    return asked
+
+
+def ranked_with(
+    asked: Asked, weights: RankWeights, signals: Collection[str] = SIGNALS
+) -> list[str]:
+    """The dia_ids in the order recall gives with these weights, as recall_plan would."""
+    qa, found, dia = asked
+    keyword = found.keyword if "keyword" in signals else {}
+    semantic = found.semantic if "semantic" in signals else {}
+    near = set(neighbour_keys({*keyword, *semantic}, len(weights.neighbour)))
+    notes = {key: note for key, note in found.notes.items() if key in near}
+    ranked = rank(qa["question"], keyword, semantic, notes, weights)
+    return [dia[key] for key, _ in ranked[: max(KS)]]
+
+
+def recall10(
+    asked: list[list[Asked]], weights: RankWeights, signals: Collection[str] = SIGNALS
+) -> dict[str, float]:
+    """Recall@k per category and overall over these conversations with these weights."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    for conv in asked:
+        for one in conv:
+            _score(scores, ranked_with(one, weights, signals), one[0])
+    return _percent(scores)
+
+
+def _weights(w: RankWeights) -> str:
+    shares = "/".join(f"{x:g}" for x in w.neighbour) or "none"
+    return f"keyword {w.keyword:g}, date {w.date:g}, neighbours {shares}"
+
+
+def steps_and_tuning(asked: list[list[Asked]], names: list[str]) -> str:
+    """The effect of each ranking feature in turn, and the weights chosen by
+    leave-one-conversation-out over the grid (held-out figure next to the in-sample one)."""
+    cats = list(CATEGORIES.values())
+    lines = [
+        "| step | @10 | " + " | ".join(f"@10 {c}" for c in cats) + " | @5 | @20 | @50 |",
+        "|---" * (5 + len(cats)) + "|",
+    ]
+    for name, weights, signals in STEPS:
+        row = recall10(asked, weights, signals)
+        cells = [row["10/all"], *(row.get(f"10/{c}", "-") for c in cats)]
+        cells += [row["5/all"], row["20/all"], row["50/all"]]
+        lines.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
+    per = [[recall10([conv], w)["10/all"] for conv in asked] for w in GRID]
+    sizes = [len(conv) for conv in asked]
+
+    def mean(i: int, convs: list[int]) -> float:
+        return sum(per[i][c] * sizes[c] for c in convs) / sum(sizes[c] for c in convs)
+
+    everything = list(range(len(asked)))
+    best = max(range(len(GRID)), key=lambda i: mean(i, everything))
+    held = 0.0
+    lines += [
+        "",
+        "| held-out conversation | weights chosen on the others | held-out @10 | in-sample @10 |",
+        "|---|---|---|---|",
+    ]
+    for c in everything:
+        others = [o for o in everything if o != c] or [c]
+        chosen = max(range(len(GRID)), key=lambda i: mean(i, others))
+        held += per[chosen][c] * sizes[c]
+        cells = [names[c], _weights(GRID[chosen]), f"{per[chosen][c]:.1f}", f"{per[best][c]:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"in-sample best: {_weights(GRID[best])} -> @10 {mean(best, everything):.1f}; "
+        f"leave-one-conversation-out: @10 {held / sum(sizes):.1f}; "
+        f"shipped default {_weights(DEFAULT_WEIGHTS)} -> "
+        f"@10 {recall10(asked, DEFAULT_WEIGHTS)['10/all']}",
+    ]
+    return "\n".join(lines)
 
 
 def table(name: str, result: dict[str, dict[str, Any]], modes: list[str]) -> str:
@@ -212,13 +354,29 @@ def table(name: str, result: dict[str, dict[str, Any]], modes: list[str]) -> str
     return "\n".join(lines)
 
 
-def backend_url(backend: str, url: str | None, workdir: Path) -> str | None:
-    """The store URL of a backend name: memory://, a fresh SQLite file, or PostgreSQL."""
+@contextlib.contextmanager
+def backend_url(backend: str, url: str | None) -> Iterator[str | None]:
+    """The store URL of a backend name: memory://, a fresh SQLite file, or a fresh schema
+    (dropped afterwards) in the PostgreSQL database, so the index gets this run's dims."""
     if backend == "memory":
-        return "memory://"
+        yield "memory://"
+        return
     if backend == "sqlite":
-        return f"sqlite:///{workdir / 'locomo.db'}"
-    return url or os.environ.get("MEMORY_TEST_POSTGRES_URL")
+        with tempfile.TemporaryDirectory() as workdir:
+            yield f"sqlite:///{Path(workdir) / 'locomo.db'}"
+        return
+    url = url or os.environ.get("MEMORY_TEST_POSTGRES_URL")
+    if url is None:
+        yield None
+        return
+    schema = f"locomo_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema},public"
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,13 +392,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--questions", type=int, default=None, help="per conversation")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="instead: each ranking step, and weights by leave-one-conversation-out",
+    )
     args = parser.parse_args(argv)
     data = json.loads(args.data.read_text())[: args.conversations]
     embed = embedding(args.embeddings)
+    if args.tune:
+        with backend_url(args.backend[0], args.url) as url:
+            asked = collect(url or "memory://", data, embed, args.questions or 10**9)
+        print(steps_and_tuning(asked, [conv["sample_id"] for conv in data]))
+        return 0
     figures = {}
     for backend in args.backend:
-        with tempfile.TemporaryDirectory() as workdir:
-            url = backend_url(backend, args.url, Path(workdir))
+        with backend_url(backend, args.url) as url:
             if url is None:
                 print(f"{backend}: skipped (no --url and no $MEMORY_TEST_POSTGRES_URL)")
                 continue

@@ -71,6 +71,40 @@ def neighbour_keys(keys: Collection[str], reach: int) -> list[str]:
     return sorted(near)
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What recall ranks: the candidates' keyword and semantic scores, and the live notes
+    among the candidates and their neighbours."""
+
+    keyword: dict[str, float]
+    semantic: dict[str, float]
+    notes: dict[str, Note]
+
+
+def candidates_plan(
+    scope: Scope, query: str, signals: Collection[str], breadth: int, reach: int
+) -> Plan[Candidates]:
+    """The `breadth` best candidates of each signal and the notes up to `reach` positions
+    from them; a failing or missing vector index leaves the keyword candidates alone."""
+    keyword: dict[str, float] = {}
+    semantic: dict[str, float] = {}
+    if "keyword" in signals:
+        found = yield KeywordSearch(scope.child(NOTES), query, breadth)
+        keyword = {hit.key: hit.score for hit in found}
+    if "semantic" in signals:
+        try:
+            found = yield VectorSearch(scope.child(NOTE_INDEX), query, breadth)
+            semantic = {hit.key: hit.score for hit in found}
+        except ValueError:
+            logger.debug("no vector index; answering with keyword ranking", exc_info=True)
+        except Exception:
+            logger.warning("semantic recall failed; answering with keyword ranking", exc_info=True)
+    wanted = neighbour_keys({*keyword, *semantic}, reach)
+    items = (yield [GetOp(scope.child(NOTES), key) for key in wanted]) if wanted else []
+    notes = {note.key: note for item in items if item and (note := to_note(item)) is not None}
+    return Candidates(keyword, semantic, notes)
+
+
 def recall_plan(
     scope: Scope,
     query: str,
@@ -81,26 +115,11 @@ def recall_plan(
     candidates: int = CANDIDATES,
 ) -> Plan[list[Hit]]:
     """The k best notes for a query, consolidated ones included; `signals` picks keyword,
-    semantic or both (the default)."""
+    semantic or both (the default), `candidates` the breadth of each signal's search."""
     if not isinstance(query, str) or not query.strip():
         raise MemoryWriteError("recall needs a non-empty query")
     if not signals or not set(signals) <= SIGNALS:
         raise MemoryWriteError(f"recall signals are keyword and/or semantic, got {signals!r}")
-    keyword: dict[str, float] = {}
-    semantic: dict[str, float] = {}
-    if "keyword" in signals:
-        found = yield KeywordSearch(scope.child(NOTES), query, candidates)
-        keyword = {hit.key: hit.score for hit in found}
-    if "semantic" in signals:
-        try:
-            found = yield VectorSearch(scope.child(NOTE_INDEX), query, candidates)
-            semantic = {hit.key: hit.score for hit in found}
-        except ValueError:
-            logger.debug("no vector index; answering with keyword ranking", exc_info=True)
-        except Exception:
-            logger.warning("semantic recall failed; answering with keyword ranking", exc_info=True)
-    wanted = neighbour_keys({*keyword, *semantic}, len(weights.neighbour))
-    items = (yield [GetOp(scope.child(NOTES), key) for key in wanted]) if wanted else []
-    pool = {note.key: note for item in items if item and (note := to_note(item)) is not None}
-    ranked = rank(query, keyword, semantic, pool, weights)
-    return [Hit(pool[key], score) for key, score in ranked[:k]]
+    found = yield from candidates_plan(scope, query, signals, candidates, len(weights.neighbour))
+    ranked = rank(query, found.keyword, found.semantic, found.notes, weights)
+    return [Hit(found.notes[key], score) for key, score in ranked[:k]]
