@@ -29,8 +29,23 @@ def message_text(message: BaseMessage) -> str:
     return content if isinstance(content, str) else str(message.text)
 
 
+_last_rendered: tuple[tuple[BaseMessage, ...], str] = ((), "")
+
+
 def render_transcript(messages: Sequence[BaseMessage]) -> str:
-    """Messages as plain text lines for a summarizer, long tool results shortened."""
+    """Messages as plain text lines for a summarizer, long tool results shortened. The last
+    rendering is kept (with its messages, so they are the same objects): a compaction renders
+    the same messages for its flush note and then for its summary."""
+    global _last_rendered
+    seen, text = _last_rendered
+    if len(seen) == len(messages) and all(a is b for a, b in zip(seen, messages, strict=True)):
+        return text
+    text = _render(messages)
+    _last_rendered = (tuple(messages), text)
+    return text
+
+
+def _render(messages: Sequence[BaseMessage]) -> str:
     lines = []
     for message in messages:
         if isinstance(message, HumanMessage):
