@@ -7,8 +7,9 @@ Run: python bench/recall_scale.py [--sizes 1000,10000,100000] [--queries 50]
      before and after, since its width is fixed by the first index that created it)
 
 Notes are synthetic sentences (seeded, Zipf-distributed words, 100 notes a day) imported
-with `ScopedMemory.import_notes` into one scope, next to a second scope a tenth its size so
-that searches must keep to their own scope. The embedding is a deterministic 384-dim hashed
+with `ScopedMemory.import_notes` into one scope, next to other scopes (`--others`, default
+one, each `--other-share` of its size, default a tenth) so that searches must keep to their
+own scope. The embedding is a deterministic 384-dim hashed
 bag of words (no model); the time spent embedding each query is measured inside the embed
 function and reported apart from the search time. Modes:
 
@@ -179,7 +180,12 @@ def p(values: list[float], q: float) -> float:
 
 
 def recall_rows(
-    kind: str, url: str, sizes: list[int], asked: list[str], recall_queries: int
+    kind: str,
+    url: str,
+    sizes: list[int],
+    asked: list[str],
+    recall_queries: int,
+    others: tuple[int, float] = (1, NOISE),
 ) -> list[str]:
     """Markdown rows: p50/p95 per mode at each size, one scope grown in place."""
     embed = HashedEmbedding()
@@ -187,16 +193,20 @@ def recall_rows(
     with connect(url, index={"dims": DIMS, "embed": embed, "fields": ["text"]}) as backend:
         memory = ScopedMemory(backend.store)
         ctx = MemoryContext(user_id="bench", workspace_id=f"w{uuid.uuid4().hex[:8]}")
-        other = MemoryContext(user_id="other", workspace_id=ctx.workspace_id)
+        count, share = others
+        scopes = [(ctx, 1, 1.0)] + [
+            (MemoryContext(user_id=f"other{n}", workspace_id=ctx.workspace_id), n + 2, share)
+            for n in range(count)
+        ]
         have = 0
         for size in sizes:
             start = time.perf_counter()
-            for who, seed, share in ((ctx, 1, 1.0), (other, 2, NOISE)):
-                count = int(size * share) - int(have * share)
-                added = dated(sentences(count, seed * 1_000_003 + have), int(have * share))
+            for who, seed, part in scopes:
+                new = int(size * part) - int(have * part)
+                added = dated(sentences(new, seed * 1_000_003 + have), int(have * part))
                 for chunk in range(0, len(added), 10_000):
                     memory.import_notes(who, added[chunk : chunk + 10_000])
-            imported = (size - have) * (1 + NOISE) / (time.perf_counter() - start)
+            imported = (size - have) * (1 + count * share) / (time.perf_counter() - start)
             have = size
             keyword_only(backend.store, ctx, asked[0])
             keyword, _ = timed(embed, partial(keyword_only, backend.store, ctx), asked)
@@ -313,13 +323,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--recall-queries", type=int, default=20)
     parser.add_argument("--appends", type=int, default=200)
-    parser.add_argument("--append-sizes", default="10,100000")
+    parser.add_argument("--append-sizes", default="10,100000", help="empty: no appends")
     parser.add_argument("--backends", default="memory,sqlite,postgres")
     parser.add_argument("--postgres", default=os.environ.get("MEMORY_TEST_POSTGRES_URL"))
     parser.add_argument("--fresh-postgres", action="store_true")
+    parser.add_argument("--others", type=int, default=1, help="other scopes next to the one")
+    parser.add_argument("--other-share", type=float, default=NOISE, help="their size vs it")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    append_sizes = [int(s) for s in args.append_sizes.split(",")]
+    append_sizes = [int(s) for s in args.append_sizes.split(",") if s]
     asked = queries(args.queries, 99)
     with tempfile.TemporaryDirectory() as folder:
         urls = {"memory": "memory://", "sqlite": f"sqlite:///{Path(folder) / 'bench.db'}"}
@@ -335,15 +347,18 @@ def main() -> None:
             if kind == "postgres" and args.fresh_postgres:
                 fresh_postgres(urls[kind])
             limit = args.memory_max if kind == "memory" else max(sizes)
-            recall_rows(
-                kind, urls[kind], [s for s in sizes if s <= limit], asked, args.recall_queries
+            chosen_sizes = [s for s in sizes if s <= limit]
+            others = (args.others, args.other_share)
+            recall_rows(kind, urls[kind], chosen_sizes, asked, args.recall_queries, others)
+        if append_sizes:
+            cells = " | ".join(
+                f"{s:,} notes: appends/s (vs {append_sizes[0]:,})" for s in append_sizes
             )
-        cells = " | ".join(f"{s:,} notes: appends/s (vs {append_sizes[0]:,})" for s in append_sizes)
-        print(f"\n| backend | append | {cells} |")
-        print("| --- | --- |" + " --- |" * len(append_sizes))
-        for kind in chosen:
-            limit = args.memory_max if kind == "memory" else max(append_sizes)
-            append_rows(kind, urls[kind], [s for s in append_sizes if s <= limit], args.appends)
+            print(f"\n| backend | append | {cells} |")
+            print("| --- | --- |" + " --- |" * len(append_sizes))
+            for kind in chosen:
+                limit = args.memory_max if kind == "memory" else max(append_sizes)
+                append_rows(kind, urls[kind], [s for s in append_sizes if s <= limit], args.appends)
         if "postgres" in chosen and args.fresh_postgres:
             fresh_postgres(urls["postgres"])
 

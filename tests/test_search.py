@@ -135,7 +135,9 @@ def _drop_search_tables(kind: str, url: str) -> None:
         return
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP TRIGGER memory_note_fts_sync ON store")
-        conn.execute("DROP TABLE memory_note_fts, memory_note_stats, memory_claims")
+        conn.execute(
+            "DROP TABLE memory_note_fts, memory_note_stats, memory_note_terms, memory_claims"
+        )
         conn.execute("DELETE FROM memory_search_migrations")
 
 

@@ -2,12 +2,13 @@
 
 Every write to `store`, ours or a LangGraph put or delete, updates the index in the same
 transaction. SQLite: an FTS5 table (Porter stemming) keyed by a row map, with the scope's
-token in its own column so a search reads one scope's postings. PostgreSQL: a table of
-`english` tsvectors with a GIN index and per-scope BM25 statistics (notes
-and total length). Both also hold the per-group position counters that make appends O(1).
-LangGraph's SQLite put is an INSERT OR REPLACE, which fires no delete trigger: the insert
-trigger drops a replaced row's entry first. Setup is idempotent; notes written before it
-existed are indexed once (a migration).
+token in its own column so a search reads one scope's postings; LangGraph's SQLite put is an
+INSERT OR REPLACE, which fires no delete trigger, so the insert trigger drops a replaced
+row's entry first. PostgreSQL: a table of `english` tsvectors with a GIN index, their
+postings (scope, lexeme, note: term frequency and length) for BM25 scoring, and per-scope
+statistics (notes and total length). Both also hold the per-group position counters that
+make appends O(1). Setup is idempotent; notes written before it existed are indexed once
+(a migration).
 """
 
 from __future__ import annotations
@@ -89,19 +90,27 @@ CREATE TABLE IF NOT EXISTS memory_note_stats (
 CREATE INDEX IF NOT EXISTS memory_note_fts_tsv ON memory_note_fts USING gin (tsv)
 """,
     """
+CREATE TABLE IF NOT EXISTS memory_note_terms (
+    prefix text NOT NULL, lexeme text NOT NULL, key text NOT NULL, tf integer NOT NULL,
+    len integer NOT NULL, PRIMARY KEY (prefix, lexeme, key))
+""",
+    """
 CREATE OR REPLACE FUNCTION memory_note_fts_sync() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     gone integer;
+    old_doc tsvector;
     doc tsvector;
     size integer;
 BEGIN
     IF TG_OP IN ('UPDATE', 'DELETE') AND starts_with(OLD.prefix, 'memory_plugin.')
             AND right(OLD.prefix, 6) = '.notes' THEN
         DELETE FROM memory_note_fts WHERE prefix = OLD.prefix AND key = OLD.key
-            RETURNING len INTO gone;
+            RETURNING len, tsv INTO gone, old_doc;
         IF FOUND THEN
             UPDATE memory_note_stats SET docs = docs - 1, total_len = total_len - gone
                 WHERE prefix = OLD.prefix;
+            DELETE FROM memory_note_terms WHERE prefix = OLD.prefix
+                AND lexeme = ANY (tsvector_to_array(old_doc)) AND key = OLD.key;
         END IF;
     END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') AND starts_with(NEW.prefix, 'memory_plugin.')
@@ -112,6 +121,9 @@ BEGIN
         SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) INTO size
             FROM unnest(doc);
         INSERT INTO memory_note_fts (prefix, key, tsv, len) VALUES (NEW.prefix, NEW.key, doc, size);
+        INSERT INTO memory_note_terms (prefix, lexeme, key, tf, len)
+            SELECT NEW.prefix, lexeme, NEW.key, coalesce(array_length(positions, 1), 1), size
+            FROM unnest(doc);
         INSERT INTO memory_note_stats AS s (prefix, docs, total_len) VALUES (NEW.prefix, 1, size)
             ON CONFLICT (prefix) DO UPDATE
             SET docs = s.docs + 1, total_len = s.total_len + excluded.total_len;
@@ -150,7 +162,19 @@ ON CONFLICT (prefix) DO UPDATE SET docs = excluded.docs, total_len = excluded.to
 INSERT INTO memory_search_migrations (v) VALUES (1)
 """,
 ]
-_PG_DONE = "SELECT 1 FROM memory_search_migrations WHERE v = 1"
+PG_POSTINGS = [
+    """
+INSERT INTO memory_note_terms (prefix, lexeme, key, tf, len)
+SELECT f.prefix, u.lexeme, f.key, coalesce(array_length(u.positions, 1), 1), f.len
+FROM memory_note_fts f, unnest(f.tsv) u
+ON CONFLICT DO NOTHING
+""",
+    """
+INSERT INTO memory_search_migrations (v) VALUES (2)
+""",
+]
+_PG_DONE = "SELECT 1 FROM memory_search_migrations WHERE v = 2"
+_PG_HAS_V1 = "SELECT 1 FROM memory_search_migrations WHERE v = 1"
 _PG_HAS_TABLE = "SELECT to_regclass('memory_search_migrations') IS NOT NULL AS present"
 PG_SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtext('memory_plugin.setup'))"
 
@@ -215,8 +239,11 @@ def pg_setup(conn: Any, *, lock: bool = True) -> None:
             conn.execute(PG_SETUP_LOCK)
         for statement in PG_SCHEMA:
             conn.execute(statement)
-        if conn.execute(_PG_DONE).fetchone() is None:
+        if conn.execute(_PG_HAS_V1).fetchone() is None:
             for statement in PG_BACKFILL:
+                conn.execute(statement)
+        if conn.execute(_PG_DONE).fetchone() is None:
+            for statement in PG_POSTINGS:
                 conn.execute(statement)
 
 
@@ -230,7 +257,9 @@ async def apg_setup(conn: Any, *, lock: bool = True) -> None:
             await conn.execute(PG_SETUP_LOCK)
         for statement in PG_SCHEMA:
             await conn.execute(statement)
-        cur = await conn.execute(_PG_DONE)
-        if await cur.fetchone() is None:
+        if await (await conn.execute(_PG_HAS_V1)).fetchone() is None:
             for statement in PG_BACKFILL:
+                await conn.execute(statement)
+        if await (await conn.execute(_PG_DONE)).fetchone() is None:
+            for statement in PG_POSTINGS:
                 await conn.execute(statement)

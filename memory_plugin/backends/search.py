@@ -1,7 +1,8 @@
 """Search operations for plans: keyword (BM25) and vector (cosine) search in one namespace.
 
 `KeywordSearch` reads a notes namespace: SQLite ranks with FTS5's bm25() (Porter stemming),
-PostgreSQL with BM25 over `english` tsvectors and the scope's own statistics, any other
+PostgreSQL with BM25 over the postings of `english` tsvectors and the scope's own
+statistics, any other
 store in Python over the namespace's live items (Snowball stemming). English stopwords are
 dropped from every query; a query of stopwords alone matches nothing.
 
@@ -83,26 +84,21 @@ LIMIT ?
 _PG_KEYWORD = f"""
 WITH q AS (
     SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(query)s))
-), tsq AS (
-    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM q
 ), stats AS (
     SELECT docs::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1.0) AS avglen
     FROM memory_note_stats WHERE prefix = %(prefix)s
-), hits AS (
-    SELECT f.key, f.len, f.tsv FROM memory_note_fts f, tsq
-    WHERE f.prefix = %(prefix)s AND f.tsv @@ tsq.query
-), tf AS (
-    SELECT h.key, h.len, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-    FROM hits h, unnest(h.tsv) u WHERE u.lexeme IN (SELECT lexeme FROM q)
+), hits AS MATERIALIZED (
+    SELECT t.lexeme, t.key, t.tf, t.len FROM q
+    JOIN memory_note_terms t ON t.prefix = %(prefix)s AND t.lexeme = q.lexeme
 ), df AS (
-    SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme
+    SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme
 ), ranked AS (
-    SELECT tf.key, sum(
-        ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * tf.tf * {BM25_K1 + 1}
-        / (tf.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * tf.len / stats.avglen))
+    SELECT h.key, sum(
+        ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {BM25_K1 + 1}
+        / (h.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / stats.avglen))
     ) AS score
-    FROM tf JOIN df USING (lexeme), stats
-    GROUP BY tf.key ORDER BY score DESC, tf.key LIMIT %(limit)s
+    FROM hits h JOIN df USING (lexeme), stats
+    GROUP BY h.key ORDER BY score DESC, h.key LIMIT %(limit)s
 )
 SELECT r.key, r.score, s.value FROM ranked r
 JOIN store s ON s.prefix = %(prefix)s AND s.key = r.key
