@@ -100,6 +100,7 @@ def test_sampled_queries_come_from_the_notes_and_are_seeded() -> None:
     [
         ({"queries": ["  "]}, "at least one non-empty query"),
         ({"sample": 2}, "not both"),
+        ({"per_scope": 0}, "queries per scope must be at least 1"),
     ],
 )
 def test_bad_requests_are_refused(kwargs: dict[str, object], message: str) -> None:

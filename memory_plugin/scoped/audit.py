@@ -173,6 +173,8 @@ def audit_plan(
         queries = [q.strip() for q in queries if q.strip()]
         if not queries:
             raise MemoryWriteError("the recall audit needs at least one non-empty query")
+    if per_scope < 1:
+        raise MemoryWriteError(f"the queries per scope must be at least 1, got {per_scope}")
     if (ctx is None) == (sample is None):
         raise MemoryWriteError("audit one scope (a context) or a sample of scopes, not both")
     if ctx is not None:

@@ -77,9 +77,6 @@ class CrossEncoderModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(answer))])
 
 
-_cross_encoders: dict[str, CrossEncoderModel] = {}
-
-
 def reranker(settings: MemorySettings, maintenance: MaintenanceModel) -> BaseChatModel | None:
     """The model that reranks under these settings (None when there is none); SettingsError
     when the named one cannot be loaded."""
@@ -87,11 +84,7 @@ def reranker(settings: MemorySettings, maintenance: MaintenanceModel) -> BaseCha
     if not spec:
         return maintenance(settings)
     if spec.startswith(CROSS_ENCODER):
-        path = spec.removeprefix(CROSS_ENCODER)
-        found = _cross_encoders.get(path)
-        if found is None:
-            found = _cross_encoders[path] = CrossEncoderModel(path=path)
-        return found
+        return CrossEncoderModel(path=spec.removeprefix(CROSS_ENCODER))
     try:
         return maintenance.load(spec)
     except SettingsError as exc:
