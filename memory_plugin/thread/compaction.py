@@ -46,6 +46,7 @@ DIVIDER_TEXT = {
     "manual": "Context summarized on request",
 }
 DIVIDERS, FLUSH_EVENT, LAST = "dividers", "flush_event", "last_compaction"
+PREFIX_TOKENS = "prefix_tokens"
 FAILED_IN = "compaction_failed_in"
 NOT_ENABLED = "Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
 NOTHING_YET = "nothing to compact yet"
@@ -105,8 +106,10 @@ def split(
 
 
 def due(info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter) -> bool:
-    """Whether the transcript and running summary have crossed the compaction trigger."""
+    """Whether the model's input (the transcript, the running summary and the protected
+    prefix load_memory counted) has crossed the compaction trigger."""
     before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
+    before += int(info.get(PREFIX_TOKENS, 0))
     return before >= settings.summarization_trigger_ratio * window
 
 

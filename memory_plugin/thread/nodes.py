@@ -90,7 +90,9 @@ class ContextManager:
             model, self.maintenance, self.counter, clock, self.journaling.step
         )
         self.rolling = RollingSummaries()
-        self.prefix = Prefix(system_prompt, sources, frozen_sources, self.turns, self.rolling)
+        self.prefix = Prefix(
+            system_prompt, sources, frozen_sources, self.turns, self.rolling, self.counter
+        )
         node = functools.partial(plan_node, membership=membership)
         self.load_memory = node(self._load_memory)
         self.journal = node(self._journal)

@@ -4,7 +4,9 @@
 blocks, each source failing alone; `model_input` assembles, at model-call time, the system
 prompt, the frozen blocks (a snapshot taken on the thread's first turn), the per-turn and
 recent-notes blocks, then the running summary. Its bookkeeping: `memory_blocks` in the state,
-and `policy` and `frozen_blocks` in memory_context.
+and `policy`, `frozen_blocks` and `prefix_tokens` (the tokens of the system message without
+the summary, which compaction adds to the transcript's to decide whether it is due) in
+memory_context.
 
 The frozen blocks are a snapshot per session: a session starts on the thread's first turn,
 after an idle gap of `session_idle_minutes` since the last turn began, and after a compaction
@@ -34,7 +36,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan, gather
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.compaction import DIVIDERS
+from memory_plugin.thread.compaction import DIVIDERS, PREFIX_TOKENS
 from memory_plugin.thread.journaling import SEQ
 from memory_plugin.thread.turn import (
     RECENT_WINDOW,
@@ -45,6 +47,7 @@ from memory_plugin.thread.turn import (
     thread_id_of,
 )
 from memory_plugin.thread.window import RollingSummaries
+from memory_plugin.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
 POLICY, FROZEN = "policy", "frozen_blocks"
@@ -72,6 +75,7 @@ class Prefix:
         frozen_sources: Sequence[BlockSource],
         settings: TurnSettings,
         rolling: RollingSummaries,
+        counter: TokenCounter,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.system_prompt = system_prompt
@@ -79,6 +83,7 @@ class Prefix:
         self.frozen_sources = list(frozen_sources)
         self.settings = settings
         self.rolling = rolling
+        self.counter = counter
         self.clock = clock
         self._cached: tuple[tuple[Any, ...], list[BaseMessage]] | None = None
 
@@ -118,6 +123,9 @@ class Prefix:
                 context[SESSION_DIVIDERS] = len(info.get(DIVIDERS) or [])
             else:
                 context[TURN_AT] = info.get(TURN_AT)
+        frozen_now = from_dicts(context.get(FROZEN, info.get(FROZEN, [])))
+        system = assemble(self.system_prompt, frozen_now + blocks, "", [])
+        context[PREFIX_TOKENS] = self.counter.count_text(str(system[0].content)) if system else 0
         return {
             "memory_blocks": to_dicts(blocks),
             "memory_command": None,
