@@ -2,7 +2,7 @@
 call, the input tokens sent, the summarization calls and whether the cacheable prefix held.
 
 Run: python bench/context_replay.py [--tokens 400000] [--window 128000] [--seed 12]
-     [--backend memory://] [--per-turn] [--json out.json]
+     [--backend memory://] [--prompt-tokens 0] [--per-turn] [--json out.json]
 
 The conversation is generated from `--seed`: each turn is a user question (one in seven
 pastes 2-12 KB), one to four tool steps (one to three parallel calls each, outputs of 0.3-24
@@ -192,6 +192,7 @@ class ReplayChat(BaseChatModel):
     raw: list[BaseMessage] = Field(default_factory=list)
     counter: Any = None
     maintenance: Any = None
+    system_prompt: str = SYSTEM_PROMPT
 
     @property
     def _llm_type(self) -> str:
@@ -227,7 +228,7 @@ class ReplayChat(BaseChatModel):
         prefix, volatile = (text, "") if cut < 0 else (text[:cut], text[cut:])
         rest = messages[1:] if system is not None else messages
         history = [m.model_dump_json() for m in rest]
-        raw = self.counter.count([SystemMessage(SYSTEM_PROMPT), *self.raw])
+        raw = self.counter.count([SystemMessage(self.system_prompt), *self.raw])
         return CallRecord(
             self.turn,
             self.step,
@@ -292,11 +293,23 @@ class Report:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
+def system_prompt(tokens: int) -> str:
+    """The app's system prompt, padded with style rules to about `tokens` tokens."""
+    rules = " Follow the house style guide closely."
+    return SYSTEM_PROMPT + rules * max(0, (tokens * 4 - len(SYSTEM_PROMPT)) // len(rules))
+
+
 def replay(
-    backend_url: str, seed: int, raw_tokens: int, window: int, settings: MemorySettings
+    backend_url: str,
+    seed: int,
+    raw_tokens: int,
+    window: int,
+    settings: MemorySettings,
+    prompt_tokens: int = 0,
 ) -> Report:
     """Run the whole script through the prebuilt graph; the report."""
     counter = counter_for(None)
+    prompt = system_prompt(prompt_tokens)
     turns = script(seed, raw_tokens, counter)
     _sizes.clear()
     _sizes.update({c.arg: c.out_chars for t in turns for step in t.steps for c in step})
@@ -305,6 +318,7 @@ def replay(
         turns=turns,
         counter=counter,
         maintenance=maintenance,
+        system_prompt=prompt,
         profile={"max_input_tokens": window},
     )
     turn_ms: list[float] = []
@@ -316,7 +330,7 @@ def replay(
             store=backend.store,
             checkpointer=backend.checkpointer,
             settings=settings,
-            system_prompt=SYSTEM_PROMPT,
+            system_prompt=prompt,
             maintenance_model=maintenance,
         )
         config = {"configurable": {"thread_id": f"replay-{seed}"}, "recursion_limit": 200}
@@ -434,10 +448,14 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=128_000, help="the model's input window")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--backend", default="memory://", help="a connect() URL")
+    parser.add_argument(
+        "--prompt-tokens", type=int, default=0, help="pad the system prompt to about this size"
+    )
     parser.add_argument("--per-turn", action="store_true", help="one row per turn")
     parser.add_argument("--json", type=Path, help="write the report (with per call rows)")
     args = parser.parse_args()
-    report = replay(args.backend, args.seed, args.tokens, args.window, MemorySettings())
+    settings = MemorySettings()
+    report = replay(args.backend, args.seed, args.tokens, args.window, settings, args.prompt_tokens)
     print_report(report, args.per_turn)
     if args.json:
         args.json.write_text(json.dumps(asdict(report), indent=1))
