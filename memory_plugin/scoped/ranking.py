@@ -42,9 +42,9 @@ AFTER_DAYS = 14
 class RankWeights:
     """The weights of the ranking features."""
 
-    keyword: float = 0.3
-    date: float = 0.1
-    neighbour: tuple[float, ...] = (0.3, 0.3)
+    keyword: float = 0.2
+    date: float = 0.2
+    neighbour: tuple[float, ...] = (0.5, 0.3)
 
 
 DEFAULT_WEIGHTS = RankWeights()
