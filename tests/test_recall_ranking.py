@@ -176,3 +176,13 @@ def test_rank_gives_the_neighbour_a_share_and_the_named_day_a_lift() -> None:
     assert dated["2023-06-01#000001"] > 1.0
     ignored = rank("the trip", {"gone#000001": 5.0, "2023-06-01#000001": 1.0}, {}, NOTES)
     assert "gone#000001" not in dict(ignored)
+
+
+def test_recall_candidates_sets_the_breadth_of_each_search(backend: Backend) -> None:
+    notes = [(date(2023, 1, 1 + n), f"project milestone {n}") for n in range(30)]
+    narrow = ScopedMemory(
+        backend.store, clock=Clock(), defaults=MemorySettings(recall_max_k=50, recall_candidates=10)
+    )
+    narrow.import_notes(ANN, notes)
+    assert len(narrow.recall(ANN, "project milestone", k=20)) == 10
+    assert len(_memory(backend).recall(ANN, "project milestone", k=20)) == 20

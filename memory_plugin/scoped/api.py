@@ -208,7 +208,7 @@ class ScopedMemory:
         if scope is None:
             return []
         wanted = max(count, values.recall_rerank_candidates) if values.recall_rerank else count
-        hits = yield from recall_plan(scope, query, wanted)
+        hits = yield from recall_plan(scope, query, wanted, candidates=values.recall_candidates)
         ranked = yield from rerank_plan(query, hits, values, self.maintenance)
         return ranked[:count]
 

@@ -79,6 +79,12 @@ class MemorySettings(BaseModel):
     note_max_chars: int = _f(2_000, "one note is one fact, not a dump", ge=100, le=10_000)
     recall_default_k: int = _f(8, "notes recall returns when k is not given", ge=1, le=100)
     recall_max_k: int = _f(20, "largest k recall honours; larger k is clamped", ge=1, le=100)
+    recall_candidates: int = _f(
+        100,
+        "notes each search (keyword, semantic) proposes to recall's ranking, whatever k",
+        ge=10,
+        le=1_000,
+    )
     recent_notes_max_chars: int = _f(4_000, "size of the recent-notes block", ge=500, le=32_000)
     recent_notes_days: int = _f(2, "today and yesterday (UTC) ride along", ge=1, le=14)
     consolidation_min_age_days: int = _f(
