@@ -372,6 +372,9 @@ def backend_url(backend: str, url: str | None) -> Iterator[str | None]:
     schema = f"locomo_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
+        # The search setup looks its tables up through search_path: an empty migrations
+        # table of the schema's own makes it set up there rather than find public's.
+        conn.execute(f"CREATE TABLE {schema}.memory_search_migrations (v integer PRIMARY KEY)")
     try:
         yield f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema},public"
     finally:

@@ -94,6 +94,7 @@ def test_locomo_bench_prints_recall_per_backend(tmp_path: Path) -> None:
     for backend in backends:
         hybrid = figures[backend]["hybrid"]
         assert hybrid["50/all"] == 100.0  # five notes: every evidence turn is in the top 50
+        assert figures[backend]["keyword"]["50/all"] == 100.0  # each question shares a word
         assert hybrid["10/adversarial"] == 100.0  # no evidence counts as found
         assert figures[backend]["timing"]["import_s"] >= 0
 

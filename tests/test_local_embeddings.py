@@ -61,6 +61,9 @@ def local_url(backend_url: str) -> Iterator[str]:
     schema = f"local_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(backend_url, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
+        # The search setup looks its tables up through search_path: an empty migrations
+        # table of the schema's own makes it set up there rather than find public's.
+        conn.execute(f"CREATE TABLE {schema}.memory_search_migrations (v integer PRIMARY KEY)")
     try:
         sep = "&" if "?" in backend_url else "?"
         yield f"{backend_url}{sep}options=-csearch_path%3D{schema},public"
