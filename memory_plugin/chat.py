@@ -28,7 +28,6 @@ from memory_plugin.backends import Backend, connect
 from memory_plugin.context import MemoryContext
 from memory_plugin.demo import DemoModel
 from memory_plugin.graph import create_memory_graph
-from memory_plugin.local_embeddings import default_index
 from memory_plugin.models import MODEL_ENV, resolve_model
 from memory_plugin.plans import run
 from memory_plugin.profile.budget import body
@@ -356,7 +355,7 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
             "model, a rule-based stand-in, not an LLM.",
             file=out,
         )
-    with connect(args.url, index=default_index()) as backend:
+    with connect(args.url) as backend:
         session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out)
         try:
             session.show_history()
