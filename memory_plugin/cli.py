@@ -127,6 +127,7 @@ def _recall_audit(args: argparse.Namespace) -> int:
             sample=args.sample,
             per_scope=args.per_scope,
             seed=args.seed,
+            candidates=args.candidates,
         )
     print(report.to_json() if args.json else report.table())
     return 0
@@ -212,6 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--per-scope", type=int, default=20, help="queries sampled per scope (default: 20)"
     )
     audit.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    audit.add_argument(
+        "--candidates",
+        type=int,
+        help="recall's candidate breadth to audit (default: each scope's recall_candidates)",
+    )
     audit.add_argument(
         "--keyword-only",
         action="store_true",

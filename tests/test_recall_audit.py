@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_plugin import Backend, aconnect, connect
+from memory_plugin import Backend, LayeredSettings, aconnect, connect
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.local_embeddings import default_index
 from memory_plugin.scoped import ScopedMemory
@@ -56,6 +56,17 @@ def test_a_too_small_candidate_breadth_shows_below_one(indexed: Backend) -> None
     assert wide.recall(5) == 1.0
     assert narrow.recall(5) is not None and narrow.recall(5) < 1.0  # type: ignore[operator]
     assert narrow.recall(20) < wide.recall(20)  # type: ignore[operator]
+
+
+def test_the_audit_uses_the_scopes_recall_candidates_setting(indexed: Backend) -> None:
+    clock = Clock()
+    seed(ScopedMemory(indexed.store, clock=clock), clock)
+    LayeredSettings(indexed.store).update("platform", ANN, set={"recall_candidates": 10})
+    queries = ["tax filing plan", "hiking trip detail", "piano lessons plan"]
+    narrow = recall_audit(indexed.store, ANN, queries=queries)
+    wide = recall_audit(indexed.store, ANN, queries=queries, candidates=100)
+    assert wide.recall(20) == 1.0
+    assert narrow.recall(20) < 1.0  # type: ignore[operator]
 
 
 async def test_the_async_audit(backend_url: str) -> None:
@@ -139,6 +150,21 @@ def test_the_cli_audits_a_sqlite_file(tmp_path: Path) -> None:
         "tax filing",
         "piano lessons plan",
     ]
+    done = cli(
+        tmp_path,
+        "recall-audit",
+        "--url",
+        url,
+        "--user",
+        "ann",
+        "--workspace",
+        "acme",
+        "--candidates",
+        "1",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["overall"]["5"] < 1.0
 
 
 def test_the_cli_refuses_unclear_requests(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 For each query, the exact search scores every live note of the scope: BM25 over all notes,
 cosine similarity over every vector of the scope's index, ranked by the same `ranking.rank`
 recall uses, with every note in the pool. The fused order is what `recall` returns (before
-any rerank). recall@k is the share of the exact top k that the fused top k holds; a query the
+any rerank), at the scope's `recall_candidates` breadth unless one is given. recall@k is the share of the exact top k that the fused top k holds; a query the
 exact search finds nothing for is left out. Without a query list, queries are sampled from
 the scope's own notes: up to `per_scope` notes picked at random (seeded), each giving a window
 of up to six consecutive words of its text.
@@ -27,7 +27,8 @@ from memory_plugin.scope import Scope, readable_thread_scope
 from memory_plugin.scoped.consolidation import _scopes_plan as note_scopes_plan
 from memory_plugin.scoped.notes import NOTE_INDEX, NOTES, Note, all_notes_plan
 from memory_plugin.scoped.ranking import rank
-from memory_plugin.scoped.recall import CANDIDATES, recall_plan
+from memory_plugin.scoped.recall import recall_plan
+from memory_plugin.settings import LayeredSettings
 
 logger = logging.getLogger(__name__)
 
@@ -140,8 +141,8 @@ def scope_audit_plan(
     *,
     per_scope: int,
     seed: int,
+    candidates: int,
     ks: tuple[int, ...] = KS,
-    candidates: int = CANDIDATES,
 ) -> Plan[ScopeAudit]:
     """Audit one scope with the given queries, or queries sampled from its notes."""
     notes = yield from all_notes_plan(scope)
@@ -160,13 +161,14 @@ def scope_audit_plan(
 
 
 def audit_plan(
+    settings: LayeredSettings,
     ctx: MemoryContext | None,
     *,
     queries: Sequence[str] | None = None,
     sample: int | None = None,
     per_scope: int = 20,
     seed: int = 0,
-    candidates: int = CANDIDATES,
+    candidates: int | None = None,
 ) -> Plan[AuditReport]:
     """The plan behind recall_audit."""
     if queries is not None:
@@ -179,18 +181,21 @@ def audit_plan(
         raise MemoryWriteError("audit one scope (a context) or a sample of scopes, not both")
     if ctx is not None:
         scope = readable_thread_scope(ctx)
-        chosen = [scope] if scope is not None else []
+        chosen = [(scope, ctx)] if scope is not None else []
     else:
         assert sample is not None
         if sample < 1:
             raise MemoryWriteError(f"the scope sample must be at least 1, got {sample}")
-        found = [scope for scope, _ in (yield from note_scopes_plan())]
+        found = yield from note_scopes_plan()
         chosen = sorted(random.Random(seed).sample(found, min(sample, len(found))), key=str)
     report = AuditReport(KS, [])
-    for scope in chosen:
-        plan = scope_audit_plan(
-            scope, queries, per_scope=per_scope, seed=seed, candidates=candidates
-        )
+    for scope, owner in chosen:
+        if candidates is None:
+            effective = yield from settings.effective_plan(owner)
+            breadth = effective.values.recall_candidates
+        else:
+            breadth = candidates
+        plan = scope_audit_plan(scope, queries, per_scope=per_scope, seed=seed, candidates=breadth)
         report.scopes.append((yield from plan))
     return report
 
@@ -203,12 +208,19 @@ def recall_audit(
     sample: int | None = None,
     per_scope: int = 20,
     seed: int = 0,
-    candidates: int = CANDIDATES,
+    candidates: int | None = None,
 ) -> AuditReport:
     """recall@k (5, 10, 20) of the fused recall order against exact search, for the scope of
-    `ctx` or a random sample of scopes; `candidates` is recall's candidate breadth."""
+    `ctx` or a random sample of scopes; `candidates` overrides recall's candidate breadth
+    (default: each scope's recall_candidates setting)."""
     plan = audit_plan(
-        ctx, queries=queries, sample=sample, per_scope=per_scope, seed=seed, candidates=candidates
+        LayeredSettings(store),
+        ctx,
+        queries=queries,
+        sample=sample,
+        per_scope=per_scope,
+        seed=seed,
+        candidates=candidates,
     )
     return run(store, plan)
 
@@ -221,10 +233,16 @@ async def arecall_audit(
     sample: int | None = None,
     per_scope: int = 20,
     seed: int = 0,
-    candidates: int = CANDIDATES,
+    candidates: int | None = None,
 ) -> AuditReport:
     """Async twin of recall_audit."""
     plan = audit_plan(
-        ctx, queries=queries, sample=sample, per_scope=per_scope, seed=seed, candidates=candidates
+        LayeredSettings(store),
+        ctx,
+        queries=queries,
+        sample=sample,
+        per_scope=per_scope,
+        seed=seed,
+        candidates=candidates,
     )
     return await arun(store, plan)
