@@ -60,8 +60,9 @@ PROBLEMS = {
 
 @tool
 def fetch_page(url: str) -> str:
-    """Fetch a web page (the demo returns a long canned page)."""
-    return f"<page {url}> " + "Release notes, migration guides and changelog entries. " * 60
+    """Fetch a web page (the demo returns a canned page; a changelog is three times longer)."""
+    repeats = 120 if "changelog" in url else 40
+    return f"<page {url}> " + "Release notes, migration guides and changelog entries. " * repeats
 
 
 class Chat:
@@ -293,10 +294,8 @@ def _demo_model() -> DemoModel:
         "From memory: the release freeze starts on Friday.",
     ]
     for n in range(1, 9):
-        script += [
-            call("fetch_page", 10 + n, url=f"https://example.com/release/{n}"),
-            f"Read page {n}.",
-        ]
+        page = f"release/{n}" if n <= 6 else f"changelog/{n - 6}"
+        script += [call("fetch_page", 10 + n, url=f"https://example.com/{page}"), f"Read {page}."]
     return DemoModel(script=script, profile={"max_input_tokens": 6_000})
 
 
@@ -305,7 +304,8 @@ DEMO = [
     ("demo-session-1", "Please remember that the release freeze starts on Friday."),
     ("demo-session-1", "I prefer short answers."),
     ("demo-session-2", "What do you remember about the release?"),
-    *[("demo-session-3", f"Read release page {n} for me.") for n in range(1, 9)],
+    *[("demo-session-3", f"Read release page {n} for me.") for n in range(1, 7)],
+    *[("demo-session-3", f"Read changelog part {n} for me.") for n in range(1, 3)],
 ]
 
 

@@ -129,12 +129,13 @@ async def test_the_profile_is_kept_and_extended_under_ainvoke(abackend: Backend)
 
 
 def test_long_pasted_text_leads_to_masking_and_compaction(backend: Backend) -> None:
-    graph = graph_on(backend)
+    graph = graph_on(backend, [fetch_page])
     facts = ["my cat is called Tom", "my team is Data Platform", "I prefer tea"]
     questions = ["what is my cat called?", "which team am I in?", "what do I prefer?"]
-    for text in [*facts, *questions]:
-        say(graph, text, "long")
+    pages = [f"fetch https://example.com/report/{n}" for n in range(8)]
     events: list[tuple[str, str]] = []
+    for text in [*facts, *questions, *pages]:
+        events += say(graph, text, "long")[1]
     for _ in range(3):
         answer, more = say(graph, PASTED, "long")
         assert answer.startswith("I read your text (1,800 words, 120 lines)")

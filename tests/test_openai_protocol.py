@@ -402,8 +402,9 @@ def test_an_unreachable_model_is_one_line_and_the_chat_goes_on(tmp_path: Path) -
 
 @tool
 def fetch_page(url: str) -> str:
-    """Fetch a web page (returns a long page)."""
-    return f"<page {url}> " + "Release notes, migration guides and changelog entries. " * 60
+    """Fetch a web page (a changelog is three times longer than a release page)."""
+    repeats = 120 if "changelog" in url else 40
+    return f"<page {url}> " + "Release notes, migration guides and changelog entries. " * repeats
 
 
 def reading_agent(request: Request) -> Reply:
@@ -413,7 +414,8 @@ def reading_agent(request: Request) -> Reply:
     last = request.messages[-1]
     if last["role"] == "tool":
         return text(f"Read {last['content'][:30]}")
-    return call("fetch_page", url=f"https://example.com/{len(request.messages)}")
+    kind = "changelog" if "changelog" in str(last["content"]) else "release"
+    return call("fetch_page", url=f"https://example.com/{kind}/{len(request.messages)}")
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
@@ -426,9 +428,10 @@ def test_masked_and_compacted_threads_stay_valid_openai_requests(
         model, [fetch_page], store=backend.store, checkpointer=backend.checkpointer
     )
     events: list[tuple[str, str]] = []
-    for n in range(8):
+    pages = [f"release page {n}" for n in range(6)] + ["changelog part 1", "changelog part 2"]
+    for page in pages:
         stream = graph.stream(
-            {"messages": [HumanMessage(f"Read release page {n} for me.")]},
+            {"messages": [HumanMessage(f"Read {page} for me.")]},
             config("pages"),
             context=ANN,
             stream_mode=["custom", "updates"],

@@ -308,3 +308,37 @@ async def test_turn_nodes_and_summarize_now_under_ainvoke(
     state = (await graph.aget_state(config)).values
     assert state["memory_context"]["dividers"][-1]["kind"] == "manual"
     assert unpaired(state["messages"]) == []
+
+
+def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share(
+    backend: Backend,
+) -> None:
+    window, pages = 9_000, 30  # the five most recent pages alone fill the masking trigger
+    model = chat(turns(pages), window=window)
+    graph, _ = build_graph(
+        backend,
+        model,
+        summary_model=CompactionModel(),
+        platform={"summarization_trigger_ratio": 0.95},
+        combined=True,
+    )
+    batches: list[dict[str, Any]] = []
+    for n in range(pages):
+        for event in graph.stream(
+            {"messages": [HumanMessage(f"read page {n}")]},
+            {"configurable": {"thread_id": "t1"}},
+            context=ANN,
+            stream_mode="custom",
+        ):
+            assert event["action"] != "compacted"
+            if event["kind"] == "context" and event["action"] == "masked":
+                batches.append(event["details"])
+    assert 2 <= len(batches) <= pages // 2, batches
+    assert all(batch["outputs"] > 1 and batch["freed"] >= 0.15 * window for batch in batches)
+    changed = [
+        k
+        for k, (before, after) in enumerate(zip(model.inputs, model.inputs[1:], strict=False))
+        if [m.content for m in after[: len(before)]] != [m.content for m in before]
+    ]
+    assert len(changed) == len(batches), "the model's input changed between masking batches"
+    assert sum(batch["outputs"] for batch in batches) == state_of(graph)["memory_context"]["masked"]

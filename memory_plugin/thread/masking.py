@@ -2,8 +2,9 @@
 short placeholder saying how to get them back; the most recent results stay.
 
 Masked messages replace the originals in the thread state (so masking is done once and
-checkpoints shrink); the originals stay in the journal. Each activation clears at least
-`masking_min_clear_ratio` of the window, so the prompt prefix changes rarely.
+checkpoints shrink); the originals stay in the journal. A pass masks only when it clears at
+least `masking_min_clear_ratio` of the window, so the prompt prefix changes rarely: below
+that, nothing changes (compaction at its own trigger still bounds the input).
 
 `MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
 next scan starts (`mask_scan_from`) and how many outputs were masked (`masked`).
@@ -88,7 +89,8 @@ def mask(
     scan_from: int = 0,
     excluded: frozenset[str] = frozenset(),
 ) -> Masking:
-    """Mask older tool outputs when the transcript is past the trigger; else change nothing."""
+    """Mask older tool outputs when the input is past the trigger and a pass can clear at least
+    `masking_min_clear_ratio` of the window; else change nothing."""
     if not settings.masking or tokens <= settings.masking_trigger_ratio * window:
         return Masking([], 0, scan_from)
     goal = settings.masking_min_clear_ratio * window
@@ -117,6 +119,8 @@ def mask(
         )
         freed += max(0, before - counter.count_message(placeholder))
         replacements.append(placeholder)
+    if freed < goal:
+        return Masking([], 0, scan_from)
     return Masking(replacements, freed, index)
 
 
