@@ -112,11 +112,17 @@ class MemorySettings(BaseModel):
     )
     masking_keep_recent: int = _f(5, "most recent tool results never masked", ge=1, le=100)
     masking_min_clear_ratio: float = _f(
-        0.15, "clear at least this share of the window per activation", ge=0.01, le=0.5
+        0.15, "mask only when a pass clears at least this share of the window", ge=0.01, le=0.5
     )
     masking_excluded_tools: tuple[str, ...] = _f((), "tools whose output is never masked")
     summarization_trigger_ratio: float = _f(
-        0.80, "compact when the transcript crosses this share of the window", ge=0.10, le=0.95
+        0.80,
+        (
+            "compact when the model's input (transcript, running summary, system prompt and "
+            "memory blocks) crosses this share of the window"
+        ),
+        ge=0.10,
+        le=0.95,
     )
     summarization_keep_ratio: float = _f(
         0.10, "share of the window kept verbatim after compaction", ge=0.01, le=0.5
