@@ -3,10 +3,11 @@
 For each query, the exact search scores every live note of the scope: BM25 over all notes,
 cosine similarity over every vector of the scope's index, ranked by the same `ranking.rank`
 recall uses, with every note in the pool. The fused order is what `recall` returns (before
-any rerank), at the scope's `recall_candidates` breadth unless one is given. recall@k is the share of the exact top k that the fused top k holds; a query the
-exact search finds nothing for is left out. Without a query list, queries are sampled from
-the scope's own notes: up to `per_scope` notes picked at random (seeded), each giving a window
-of up to six consecutive words of its text.
+any rerank), at the scope's `recall_candidates` breadth unless one is given. recall@k is the
+share of the exact top k that the fused top k holds; a query the exact search finds nothing
+for is left out. Without a query list, queries are sampled from the scope's own notes: up to
+`per_scope` notes picked at random (seeded), each giving a window of up to six consecutive
+words of its text.
 """
 
 from __future__ import annotations
