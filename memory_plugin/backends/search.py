@@ -7,10 +7,11 @@ store in Python over the namespace's live items (Snowball stemming). English sto
 dropped from every query; a query of stopwords alone matches nothing.
 
 `VectorSearch` reads a namespace whose items are in the store's vector index. PostgreSQL
-asks the HNSW index with its search breadth (hnsw.ef_search) set from the limit, and scans
-the scope exactly when the index, which filters by scope after the fact, found fewer than
-the limit; SQLite scans the scope's vectors with sqlite-vec; any other store runs its own
-search. Every backend returns up to `limit` results, best first.
+ranks a scope of up to `EXACT_MAX` vectors exactly; a larger one it asks the HNSW index
+with its search breadth (hnsw.ef_search) set from the limit, and scans the scope exactly
+when the index, which filters by scope after the fact, found fewer than the limit. SQLite
+scans the scope's vectors with sqlite-vec; any other store runs its own search. Every
+backend returns up to `limit` results, best first.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from memory_plugin.text import BM25_B, BM25_K1, bm25_scores, query_words, search
 
 PAGE = 1_000
 MAX_EF_SEARCH = 1_000
+EXACT_MAX = 5_000
+"""PostgreSQL ranks a scope of at most this many vectors exactly rather than by HNSW."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,10 @@ JOIN store s ON s.prefix = %(prefix)s AND s.key = r.key
 ORDER BY r.score DESC, r.key
 """
 _PG_EF = "SELECT set_config('hnsw.ef_search', %s, true)"
+_PG_SMALL = (
+    "SELECT count(*) <= %(most)s AS small FROM "
+    "(SELECT 1 FROM store_vectors WHERE prefix = %(prefix)s LIMIT %(most)s + 1) AS scope"
+)
 _PG_NEAREST = """
 SELECT sv.key, 1 - (sv.embedding <=> %(vector)s::{kind}) AS score, s.value
 FROM store_vectors sv JOIN store s ON s.prefix = sv.prefix AND s.key = sv.key
@@ -180,6 +187,14 @@ def _vector_kind(store: BaseStore) -> str:
     config = getattr(store, "index_config", None) or {}
     kind = config.get("ann_index_config", {}).get("vector_type", "vector")
     return "halfvec" if kind == "halfvec" else "vector"
+
+
+def _small_params(params: dict[str, Any]) -> dict[str, Any]:
+    return {"prefix": params["prefix"], "most": EXACT_MAX}
+
+
+def _small(row: Any) -> bool:
+    return bool(row["small"] if isinstance(row, dict) else row[0])
 
 
 def _ef_search(limit: int) -> str:
@@ -283,8 +298,11 @@ def vector_search(store: BaseStore, request: VectorSearch) -> list[Scored]:
         params = _pg_vector_params(request, embeddings.embed_query(request.query))
         kind = _vector_kind(store)
         with pg_connections.get_connection(store.conn) as conn, conn.transaction():
-            conn.execute(_PG_EF, (_ef_search(request.limit),))
-            rows = conn.execute(_PG_NEAREST.format(kind=kind), params).fetchall()
+            small = _small(conn.execute(_PG_SMALL, _small_params(params)).fetchone())
+            rows = []
+            if not small:
+                conn.execute(_PG_EF, (_ef_search(request.limit),))
+                rows = conn.execute(_PG_NEAREST.format(kind=kind), params).fetchall()
             if len(rows) < request.limit:
                 rows = conn.execute(_PG_EXACT.format(kind=kind), params).fetchall()
             return _pg_scored(rows)
@@ -311,9 +329,13 @@ async def avector_search(store: BaseStore, request: VectorSearch) -> list[Scored
             pg_async_connections.get_connection(store.conn) as conn,
             conn.transaction(),
         ):
-            await conn.execute(_PG_EF, (_ef_search(request.limit),))
-            cur = await conn.execute(_PG_NEAREST.format(kind=kind), params)
-            rows = await cur.fetchall()
+            cur = await conn.execute(_PG_SMALL, _small_params(params))
+            small = _small(await cur.fetchone())
+            rows = []
+            if not small:
+                await conn.execute(_PG_EF, (_ef_search(request.limit),))
+                cur = await conn.execute(_PG_NEAREST.format(kind=kind), params)
+                rows = await cur.fetchall()
             if len(rows) < request.limit:
                 cur = await conn.execute(_PG_EXACT.format(kind=kind), params)
                 rows = await cur.fetchall()
