@@ -3,10 +3,10 @@
 Memory logic is written once as a *plan*: a generator that yields requests and receives
 their results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request
 is a list of store operations, a `PutIfVersion`, an `InsertNext` or `InsertMany`, a
-`KeywordSearch` or `VectorSearch` (memory_plugin.backends.search) or a `ModelCall`. `run`
-drives a plan with the store's and model's sync methods, `arun` with their async twins. A
-failed request is thrown into the plan at its `yield`, so the plan decides what a failure
-means.
+`KeywordSearch`, `VectorSearch` or `LiveKeys` (memory_plugin.backends.search) or a
+`ModelCall`. `run` drives a plan with the store's and model's sync methods, `arun` with their
+async twins. A failed request is thrown into the plan at its `yield`, so the plan decides
+what a failure means.
 """
 
 from __future__ import annotations
@@ -34,10 +34,13 @@ from memory_plugin.backends.claims import (
 from memory_plugin.backends.conditional import aput_if_version, put_if_version
 from memory_plugin.backends.search import (
     KeywordSearch,
+    LiveKeys,
     VectorSearch,
     akeyword_search,
+    alive_keys,
     avector_search,
     keyword_search,
+    live_keys,
     vector_search,
 )
 from memory_plugin.storable import storable, storable_op
@@ -98,7 +101,14 @@ class PutIfVersion:
 
 
 Request = (
-    list[Op] | ModelCall | PutIfVersion | InsertNext | InsertMany | KeywordSearch | VectorSearch
+    list[Op]
+    | ModelCall
+    | PutIfVersion
+    | InsertNext
+    | InsertMany
+    | KeywordSearch
+    | VectorSearch
+    | LiveKeys
 )
 Plan = Generator[Request, Any, T]
 
@@ -143,6 +153,8 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
                     result = keyword_search(store, request)
                 elif isinstance(request, VectorSearch):
                     result = vector_search(store, request)
+                elif isinstance(request, LiveKeys):
+                    result = live_keys(store, request)
                 else:
                     result = store.batch([storable_op(op) for op in request])
             except Exception as exc:
@@ -171,6 +183,8 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                     result = await akeyword_search(store, request)
                 elif isinstance(request, VectorSearch):
                     result = await avector_search(store, request)
+                elif isinstance(request, LiveKeys):
+                    result = await alive_keys(store, request)
                 else:
                     result = await store.abatch([storable_op(op) for op in request])
             except Exception as exc:

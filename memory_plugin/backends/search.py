@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 import sqlite_vec
-from langgraph.store.base import BaseStore, Item, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
@@ -75,6 +75,18 @@ class VectorSearch:
     limit: int
 
 
+@dataclass(frozen=True)
+class LiveKeys:
+    """Which of `keys` are live notes of the notes `namespace` (not deleted, with text)."""
+
+    namespace: tuple[str, ...]
+    keys: tuple[str, ...]
+
+
+_SQLITE_LIVE = (
+    "SELECT key FROM memory_note_rows WHERE prefix = ? AND key IN (SELECT value FROM json_each(?))"
+)
+_PG_LIVE = "SELECT key FROM memory_note_fts WHERE prefix = %s AND key = ANY(%s)"
 _SQLITE_KEYWORD = """
 SELECT s.key, s.value, bm25(memory_note_fts, 0.0, 1.0) AS rank
 FROM memory_note_fts
@@ -236,6 +248,71 @@ async def _aitems(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
 
 def _from_search(found: list[SearchItem]) -> list[Scored]:
     return [Scored(i.key, float(i.score), dict(i.value)) for i in found if i.score is not None]
+
+
+def _live(results: Sequence[Any]) -> set[str]:
+    """The keys of the live notes among GetOp results."""
+    return {
+        item.key
+        for item in results
+        if isinstance(item, Item)
+        and not item.value.get("deleted")
+        and isinstance(item.value.get("text"), str)
+        and item.value["text"] != ""
+    }
+
+
+def _live_ops(request: LiveKeys) -> list[GetOp]:
+    return [GetOp(request.namespace, key) for key in request.keys]
+
+
+def live_keys(store: BaseStore, request: LiveKeys) -> set[str]:
+    """The live notes among the keys, read from the full-text index's row map where there is
+    one (no note is parsed), else from the items."""
+    if not request.keys:
+        return set()
+    prefix = _prefix(request.namespace)
+    if isinstance(store, PostgresStore):
+        with pg_connections.get_connection(store.conn) as conn:
+            if not is_ready(store):
+                pg_setup(conn)
+                mark_ready(store)
+            rows = conn.execute(_PG_LIVE, (prefix, list(request.keys))).fetchall()
+            return {row["key"] if isinstance(row, dict) else row[0] for row in rows}
+    if isinstance(store, SqliteStore):
+        with store.lock:
+            if not is_ready(store):
+                sqlite_setup(store.conn)
+                mark_ready(store)
+            args = (prefix, orjson.dumps(request.keys).decode())
+            return {key for (key,) in store.conn.execute(_SQLITE_LIVE, args).fetchall()}
+    return _live(store.batch(_live_ops(request)))
+
+
+async def alive_keys(store: BaseStore, request: LiveKeys) -> set[str]:
+    """Async twin of live_keys."""
+    if not request.keys:
+        return set()
+    prefix = _prefix(request.namespace)
+    if isinstance(store, AsyncPostgresStore):
+        async with pg_async_connections.get_connection(store.conn) as conn:
+            if not is_ready(store):
+                await apg_setup(conn)
+                mark_ready(store)
+            cur = await conn.execute(_PG_LIVE, (prefix, list(request.keys)))
+            return {row["key"] if isinstance(row, dict) else row[0] for row in await cur.fetchall()}
+    if isinstance(store, AsyncSqliteStore):
+        if not store.is_setup:
+            await store.setup()
+        async with store.lock:
+            if not is_ready(store):
+                await asqlite_setup(store.conn)
+                mark_ready(store)
+            args = (prefix, orjson.dumps(request.keys).decode())
+            return {key for (key,) in await store.conn.execute_fetchall(_SQLITE_LIVE, args)}
+    if isinstance(store, SqliteStore | PostgresStore):
+        return await asyncio.to_thread(live_keys, store, request)
+    return _live(await store.abatch(_live_ops(request)))
 
 
 def keyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:

@@ -21,8 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
-
-from memory_plugin.scoped.notes import Note
+from typing import Protocol
 
 _MONTHS = (
     *("january", "february", "march", "april", "may", "june"),
@@ -36,6 +35,18 @@ _MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?,?\s+(\d{{4}})\b")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 AFTER_DAYS = 14
+
+
+class Placed(Protocol):
+    """Where a note sits: a note, or its day and position alone."""
+
+    @property
+    def day(self) -> str:
+        """The note's ISO day."""
+
+    @property
+    def position(self) -> int:
+        """The note's position on its day."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +126,7 @@ def rank(
     query: str,
     keyword: Mapping[str, float],
     semantic: Mapping[str, float],
-    notes: Mapping[str, Note],
+    notes: Mapping[str, Placed],
     weights: RankWeights = DEFAULT_WEIGHTS,
 ) -> list[tuple[str, float]]:
     """Every note of `notes` with its score, best first (ties by key).

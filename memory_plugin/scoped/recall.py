@@ -3,9 +3,11 @@
 A fixed number of candidates (`CANDIDATES`, whatever k is) comes from each signal, searched
 where the notes are: BM25 over stemmed words without stopwords (`KeywordSearch`) and the
 store's vector index where one is configured (`VectorSearch`). The
-candidates and the notes next to them on the same day are ranked by `ranking.rank`, so the
-first n results are the same for any k >= n. The notes stay authoritative (a deleted note
-never comes back); when the vector index is missing or fails, keyword ranking answers alone.
+candidates and the live notes next to them on the same day are ranked by `ranking.rank` on
+their scores and places (day and position, read from their keys), so the first n results
+are the same for any k >= n; only the notes returned are read. The notes stay authoritative
+(a deleted note never comes back); when the vector index is missing or fails, keyword ranking
+answers alone.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from dataclasses import dataclass
 
 from langgraph.store.base import GetOp
 
-from memory_plugin.backends.search import KeywordSearch, VectorSearch
+from memory_plugin.backends.search import KeywordSearch, LiveKeys, VectorSearch
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.notes import NOTE_INDEX, NOTES, Note, note_key, to_note
-from memory_plugin.scoped.ranking import DEFAULT_WEIGHTS, RankWeights, rank
+from memory_plugin.scoped.ranking import DEFAULT_WEIGHTS, Placed, RankWeights, rank
 from memory_plugin.text import bm25_scores, search_terms
 
 logger = logging.getLogger(__name__)
@@ -72,20 +74,35 @@ def neighbour_keys(keys: Collection[str], reach: int) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Place:
+    """Where a note sits: its day and its position on that day."""
+
+    day: str
+    position: int
+
+
+def key_place(key: str) -> Place | None:
+    """The day and position a note's key names, None for a key of another form."""
+    day, _, position = key.rpartition("#")
+    return Place(day, int(position)) if day and position.isdigit() else None
+
+
+@dataclass(frozen=True)
 class Candidates:
-    """What recall ranks: the candidates' keyword and semantic scores, and the live notes
-    among the candidates and their neighbours."""
+    """What recall ranks: the candidates' keyword and semantic scores, and where the live
+    notes among the candidates and their neighbours sit."""
 
     keyword: dict[str, float]
     semantic: dict[str, float]
-    notes: dict[str, Note]
+    notes: dict[str, Placed]
 
 
 def candidates_plan(
     scope: Scope, query: str, signals: Collection[str], breadth: int, reach: int
 ) -> Plan[Candidates]:
-    """The `breadth` best candidates of each signal and the notes up to `reach` positions
-    from them; a failing or missing vector index leaves the keyword candidates alone."""
+    """The `breadth` best candidates of each signal and the live notes up to `reach`
+    positions from them (which exist is asked of the store, key by key; no note is read);
+    a failing or missing vector index leaves the keyword candidates alone."""
     keyword: dict[str, float] = {}
     semantic: dict[str, float] = {}
     if "keyword" in signals:
@@ -100,9 +117,26 @@ def candidates_plan(
         except Exception:
             logger.warning("semantic recall failed; answering with keyword ranking", exc_info=True)
     wanted = neighbour_keys({*keyword, *semantic}, reach)
-    items = (yield [GetOp(scope.child(NOTES), key) for key in wanted]) if wanted else []
-    notes = {note.key: note for item in items if item and (note := to_note(item)) is not None}
+    live = yield LiveKeys(scope.child(NOTES), tuple(wanted))
+    notes: dict[str, Placed] = {}
+    unplaced = []
+    for key in wanted:
+        if key in live:
+            if (where := key_place(key)) is None:
+                unplaced.append(key)
+            else:
+                notes[key] = where
+    if unplaced:
+        items = yield [GetOp(scope.child(NOTES), key) for key in unplaced]
+        notes.update((n.key, n) for item in items if item and (n := to_note(item)) is not None)
     return Candidates(keyword, semantic, notes)
+
+
+def notes_plan(scope: Scope, keys: list[str]) -> Plan[list[Note] | None]:
+    """The notes of these keys, in order; None when one is no longer live."""
+    items = (yield [GetOp(scope.child(NOTES), key) for key in keys]) if keys else []
+    notes = [to_note(item) if item else None for item in items]
+    return None if None in notes else [note for note in notes if note is not None]
 
 
 def recall_plan(
@@ -115,11 +149,17 @@ def recall_plan(
     candidates: int = CANDIDATES,
 ) -> Plan[list[Hit]]:
     """The k best notes for a query, consolidated ones included; `signals` picks keyword,
-    semantic or both (the default), `candidates` the breadth of each signal's search."""
+    semantic or both (the default), `candidates` the breadth of each signal's search. Only
+    the k notes returned are read; when one was deleted meanwhile, the search runs again."""
     if not isinstance(query, str) or not query.strip():
         raise MemoryWriteError("recall needs a non-empty query")
     if not signals or not set(signals) <= SIGNALS:
         raise MemoryWriteError(f"recall signals are keyword and/or semantic, got {signals!r}")
-    found = yield from candidates_plan(scope, query, signals, candidates, len(weights.neighbour))
-    ranked = rank(query, found.keyword, found.semantic, found.notes, weights)
-    return [Hit(found.notes[key], score) for key, score in ranked[:k]]
+    while True:
+        found = yield from candidates_plan(
+            scope, query, signals, candidates, len(weights.neighbour)
+        )
+        ranked = rank(query, found.keyword, found.semantic, found.notes, weights)[:k]
+        notes = yield from notes_plan(scope, [key for key, _ in ranked])
+        if notes is not None:
+            return [Hit(note, score) for note, (_, score) in zip(notes, ranked, strict=True)]
