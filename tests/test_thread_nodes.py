@@ -342,28 +342,3 @@ def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share
     ]
     assert len(changed) == len(batches), "the model's input changed between masking batches"
     assert sum(batch["outputs"] for batch in batches) == state_of(graph)["memory_context"]["masked"]
-
-
-def test_a_turn_journals_its_question_in_the_batch_that_reads_the_blocks(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model = chat(turns(3), window=200_000)
-    graph, _ = build_turn_graph(backend, model)
-    store, batches = backend.store, list[list[str]]()
-    for n in range(2):
-        ask(graph, f"read page {n}")
-    real = store.batch
-
-    def counted(ops: Any) -> Any:
-        batches.append([type(op).__name__ for op in ops])
-        return real(ops)
-
-    monkeypatch.setattr(store, "batch", counted)
-    ask(graph, "read page 2")
-    settings, blocks_and_question, tool_step, reply = batches
-    assert set(settings) == {"GetOp"}
-    assert {"GetOp", "SearchOp", "PutOp"} <= set(blocks_and_question)
-    assert set(tool_step) == set(reply) == {"PutOp"}
-    entries = run(store, tail_plan("t1", state_of(graph)["memory_context"]["journal_seq"], 4))
-    assert [entry.role for entry in entries] == ["human", "ai", "tool", "ai"]
-    assert entries[0].text == "read page 2" and entries[-1].text == "Page 2 read."

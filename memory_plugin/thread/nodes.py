@@ -153,7 +153,7 @@ class ContextManager:
 
     def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         """The prefix's blocks, and whether memory is off for this run (said once, here)."""
-        loaded, _ = yield from self.prefix.load_plan(state, config, ctx)
+        loaded = yield from self.prefix.load_plan(state, config, ctx)
         loaded["memory_context"][MEMORY_OFF] = announce(ctx)
         return loaded
 
@@ -188,26 +188,10 @@ class ContextManager:
         return turn.updates()
 
     def _start_turn(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        """load_memory, then prepare_context, in one node; the new messages are journaled in
-        the same store batch as the blocks' reads (still before anything is masked)."""
-
-        def journal_first(settings: MemorySettings) -> Plan[Turn]:
-            info = dict(state.get("memory_context") or {})
-            turn = Turn(state["messages"], info, settings, thread_id_of(config), ctx, config)
-            if settings.context_management:
-                yield from self.journaling.step(turn)
-            return turn
-
-        loaded, turn = yield from self.prefix.load_plan(state, config, ctx, journal_first)
-        loaded["memory_context"][MEMORY_OFF] = announce(ctx)
-        if turn.settings.context_management:
-            turn.info.update(loaded["memory_context"])
-            if turn.settings.thread_policy == RECENT_WINDOW:
-                yield from trim_plan(turn)
-            yield from self.masking.step(turn)
-            if turn.settings.thread_policy != RECENT_WINDOW:
-                yield from self.compaction.step(turn, "auto")
-        prepared = turn.updates()
+        """load_memory, then prepare_context, in one node."""
+        loaded = yield from self._load_memory(state, config, ctx)
+        info = {**(state.get("memory_context") or {}), **loaded["memory_context"]}
+        prepared = yield from self._prepare_context({**state, "memory_context": info}, config, ctx)
         context = {**loaded["memory_context"], **prepared.get("memory_context", {})}
         return {**loaded, **prepared, "memory_context": context}
 

@@ -104,35 +104,20 @@ class Prefix:
         blocks = [block for source_blocks in found if source_blocks for block in source_blocks]
         return blocks, all(source_blocks is not None for source_blocks in found)
 
-    def load_plan(
-        self,
-        state: State,
-        config: RunnableConfig,
-        ctx: MemoryContext,
-        alongside: Callable[[MemorySettings], Plan[Any]] | None = None,
-    ) -> Plan[tuple[State, Any]]:
+    def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         """The load_memory update: settings, blocks, and the frozen snapshot when a session
-        starts (taken again next turn if a frozen source failed); and the result of
-        `alongside(settings)`, whose store operations join the blocks' reads in one batch."""
+        starts (taken again next turn if a frozen source failed)."""
         info = state.get("memory_context") or {}
         settings = yield from self.settings.resolve_plan(ctx)
-        now = self.clock()
-        starts = new_session(info, settings, now)
-        plans: dict[str, Plan[Any]] = {"blocks": self.blocks_plan(self.sources, ctx, settings)}
-        if starts:
-            plans["frozen"] = self.blocks_plan(self.frozen_sources, ctx, settings)
-        if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
-            plans["rolling"] = self.rolling.load_plan(thread_id_of(config))
-        if alongside is not None:
-            plans["alongside"] = alongside(settings)
-        found = dict(zip(plans, (yield from gather(list(plans.values()))), strict=True))
-        blocks, _ = found["blocks"]
+        blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
         emit("context", "loaded", None, blocks=[block.name for block in blocks])
         context: State = {POLICY: settings.thread_policy, SETTINGS: settings.model_dump()}
-        context.update(found.get("rolling", {}))
+        if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
+            context.update((yield from self.rolling.load_plan(thread_id_of(config))))
+        now = self.clock()
         context[TURN_AT] = now.isoformat()
-        if starts:
-            frozen, complete = found["frozen"]
+        if new_session(info, settings, now):
+            frozen, complete = yield from self.blocks_plan(self.frozen_sources, ctx, settings)
             if complete:
                 context[FROZEN] = to_dicts(frozen)
                 context[SESSION_DIVIDERS] = len(info.get(DIVIDERS) or [])
@@ -141,12 +126,11 @@ class Prefix:
         frozen_now = from_dicts(context.get(FROZEN, info.get(FROZEN, [])))
         system = assemble(self.system_prompt, frozen_now + blocks, "", [])
         context[PREFIX_TOKENS] = self.counter.count_text(str(system[0].content)) if system else 0
-        loaded = {
+        return {
             "memory_blocks": to_dicts(blocks),
             "memory_command": None,
             "memory_context": context,
         }
-        return loaded, found.get("alongside")
 
     def model_input(self, state: State) -> list[BaseMessage]:
         """The model's messages: system prompt, frozen, per-turn and recent-notes blocks, the
