@@ -12,7 +12,8 @@ import psycopg
 import pytest
 
 from memory_plugin import Backend, aconnect, connect
-from memory_plugin.backends.search import KeywordSearch, Scored, VectorSearch
+from memory_plugin.backends import vectors
+from memory_plugin.backends.search import KeywordSearch, LiveKeys, Scored, VectorSearch
 from memory_plugin.plans import arun, run
 from memory_plugin.scope import personal_scope
 from memory_plugin.scoped import ScopedMemory
@@ -206,3 +207,71 @@ def test_vector_scores_are_cosine_whatever_the_vectors_length(
         results.append([(s.key, round(s.score, 4)) for s in found])
     assert results[0] == results[1]
     assert results[0][0][0].endswith("#000001") and len(results[0]) == 4
+
+
+def _live(keys: tuple[str, ...]) -> Generator[Any, Any, set[str]]:
+    found: set[str] = yield LiveKeys(ANN_NOTES, keys)
+    return found
+
+
+def test_live_keys_names_the_live_notes_only(backend: Backend) -> None:
+    memory = ScopedMemory(backend.store, clock=Clock())
+    notes = [memory.remember(ANN, fact) for fact in FACTS]
+    memory.delete_note(ANN, notes[1].key)
+    asked = (*(note.key for note in notes), "2000-01-01#000001")
+    assert run(backend.store, _live(asked)) == {notes[0].key, notes[2].key, notes[3].key}
+    assert run(backend.store, _live(())) == set()
+
+
+async def test_async_live_keys_match_sync(abackend: Backend) -> None:
+    memory = ScopedMemory(abackend.store, clock=Clock())
+    notes = [await memory.aremember(ANN, fact) for fact in FACTS]
+    await memory.adelete_note(ANN, notes[0].key)
+    found = await arun(abackend.store, _live(tuple(note.key for note in notes)))
+    assert found == {note.key for note in notes[1:]}
+
+
+def _nearest(store: Any, query: str, limit: int) -> list[tuple[str, float]]:
+    namespace = personal_scope(ANN).child(NOTE_INDEX)
+    return [(s.key, s.score) for s in run(store, _ask(VectorSearch(namespace, query, limit)))]
+
+
+def test_sqlite_cached_vectors_answer_as_a_full_scan_after_other_connections_write(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope's vectors cached in one process stay exact when another connection adds
+    and deletes notes: same keys, scores and order as sqlite-vec's full scan."""
+    monkeypatch.setattr(vectors, "CACHED_MIN", 20)
+    url = f"sqlite:///{tmp_path / 'cached.db'}"
+    with connect(url, index=INDEX) as reader, connect(url, index=INDEX) as writer:
+        _fill(ScopedMemory(writer.store), 80)
+        cached = _nearest(reader.store, "fact about topic 3", 10)
+        assert vectors._caches[reader.store].matrices
+        other = ScopedMemory(writer.store)
+        other.delete_note(ANN, cached[0][0])
+        added = other.remember(ANN, "fact about topic 3")
+        again = _nearest(reader.store, "fact about topic 3", 10)
+        with monkeypatch.context() as scan:
+            scan.setattr(vectors, "np", None)
+            full = _nearest(reader.store, "fact about topic 3", 10)
+    assert again == full
+    assert again[0][0] == added.key and cached[0][0] not in dict(again)
+
+
+async def test_async_sqlite_cached_vectors_match_the_full_scan(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "CACHED_MIN", 20)
+    namespace = personal_scope(ANN).child(NOTE_INDEX)
+    async with aconnect(f"sqlite:///{tmp_path / 'cached.db'}", index=INDEX) as backend:
+        memory = ScopedMemory(backend.store)
+        await memory.aimport_notes(ANN, [("2023-05-08", f"Ann fact {n}") for n in range(60)])
+        request = VectorSearch(namespace, "Ann fact 7", 12)
+        cached = await arun(backend.store, _ask(request))
+        await memory.adelete_note(ANN, cached[0].key)
+        again = await arun(backend.store, _ask(request))
+        with monkeypatch.context() as scan:
+            scan.setattr(vectors, "np", None)
+            full = await arun(backend.store, _ask(request))
+    assert [(s.key, s.score) for s in again] == [(s.key, s.score) for s in full]
+    assert again and cached[0].key not in {s.key for s in again}

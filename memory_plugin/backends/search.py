@@ -10,8 +10,12 @@ dropped from every query; a query of stopwords alone matches nothing.
 ranks a scope of up to `EXACT_MAX` vectors exactly; a larger one it asks the HNSW index
 with its search breadth (hnsw.ef_search) set from the limit, and scans the scope exactly
 when the index, which filters by scope after the fact, found fewer than the limit. SQLite
-scans the scope's vectors with sqlite-vec; any other store runs its own search. Every
+scans the scope's vectors with sqlite-vec, a large scope shortlisted first from a cached
+matrix (memory_plugin.backends.vectors); any other store runs its own search. Every
 backend returns up to `limit` results, best first.
+
+`LiveKeys` says which of some keys are live notes without reading them: from the full-text
+index's row map on SQLite and PostgreSQL, from the items elsewhere.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
+from memory_plugin.backends import vectors
 from memory_plugin.backends.fts import (
     apg_setup,
     asqlite_setup,
@@ -142,21 +147,6 @@ SELECT n.key, 1 - n.distance AS score, s.value FROM nearest n
 JOIN store s ON s.prefix = %(prefix)s AND s.key = n.key
 ORDER BY n.distance, n.key
 """
-_SQLITE_NEAREST = """
-WITH nearest AS (
-    SELECT key, {distance} AS distance FROM store_vectors
-    WHERE prefix = ? ORDER BY distance, key LIMIT ?
-)
-SELECT n.key, {score} AS score, s.value FROM nearest n
-JOIN store s ON s.prefix = ? AND s.key = n.key
-ORDER BY n.distance, n.key
-"""
-_SQLITE_COSINE = _SQLITE_NEAREST.format(
-    distance="vec_distance_cosine(embedding, ?)", score="1.0 - n.distance"
-)
-_SQLITE_UNIT = _SQLITE_NEAREST.format(
-    distance="vec_distance_l2(embedding, ?)", score="1.0 - n.distance * n.distance / 2.0"
-)
 _SQLITE_SAMPLE = "SELECT embedding FROM store_vectors WHERE prefix = ? LIMIT 8"
 UNIT_TOLERANCE = 1e-3
 
@@ -386,11 +376,17 @@ def vector_search(store: BaseStore, request: VectorSearch) -> list[Scored]:
     if isinstance(store, SqliteStore):
         query = embeddings.embed_query(request.query)
         prefix = _prefix(request.namespace)
-        args = (sqlite_vec.serialize_float32(query), prefix, request.limit, prefix)
+        blob = sqlite_vec.serialize_float32(query)
         with store.lock:
+            if not vectors.is_set_up(store):
+                for statement in vectors.SCHEMA:
+                    store.conn.execute(statement)
+                vectors.set_up(store)
             sample = store.conn.execute(_SQLITE_SAMPLE, (prefix,)).fetchall()
-            sql = _sqlite_nearest(query, sample)
-            return _sqlite_scored_vector(store.conn.execute(sql, args).fetchall())
+            unit = _sqlite_unit(query, sample)
+            steps = vectors.nearest_steps(store, prefix, query, blob, request.limit, unit)
+            rows = vectors.drive(steps, lambda sql, args: store.conn.execute(sql, args).fetchall())
+        return _sqlite_scored_vector(rows)
     return _from_search(store.search(request.namespace, query=request.query, limit=request.limit))
 
 
@@ -422,11 +418,21 @@ async def avector_search(store: BaseStore, request: VectorSearch) -> list[Scored
             await store.setup()
         query = await embeddings.aembed_query(request.query)
         prefix = _prefix(request.namespace)
-        args = (sqlite_vec.serialize_float32(query), prefix, request.limit, prefix)
+        blob = sqlite_vec.serialize_float32(query)
         async with store.lock:
+            if not vectors.is_set_up(store):
+                for statement in vectors.SCHEMA:
+                    await store.conn.execute(statement)
+                vectors.set_up(store)
             sample = await store.conn.execute_fetchall(_SQLITE_SAMPLE, (prefix,))
-            sql = _sqlite_nearest(query, sample)
-            found_rows = await store.conn.execute_fetchall(sql, args)
+            unit = _sqlite_unit(query, sample)
+            steps = vectors.nearest_steps(store, prefix, query, blob, request.limit, unit)
+            try:
+                step = next(steps)
+                while True:
+                    step = steps.send(list(await store.conn.execute_fetchall(*step)))
+            except StopIteration as done:
+                found_rows = done.value
         return _sqlite_scored_vector(found_rows)
     if isinstance(store, SqliteStore | PostgresStore):
         return await asyncio.to_thread(vector_search, store, request)
@@ -438,12 +444,11 @@ def _unit(vector: Sequence[float]) -> bool:
     return abs(math.sqrt(sum(x * x for x in vector)) - 1.0) < UNIT_TOLERANCE
 
 
-def _sqlite_nearest(query: Sequence[float], sample: Any) -> str:
-    """The nearest-vectors query: by L2 distance when the query and a sample of the scope's
-    vectors are unit length (then L2 orders as cosine does, and sqlite-vec computes it
-    several times faster), else by cosine distance."""
+def _sqlite_unit(query: Sequence[float], sample: Any) -> bool:
+    """Whether the query and a sample of the scope's vectors are unit length: then L2
+    distance orders as cosine does, and sqlite-vec computes it several times faster."""
     stored = [array("f", bytes(row[0])) for row in sample]
-    return _SQLITE_UNIT if _unit(query) and all(map(_unit, stored)) else _SQLITE_COSINE
+    return _unit(query) and all(map(_unit, stored))
 
 
 def _sqlite_scored_vector(rows: Any) -> list[Scored]:

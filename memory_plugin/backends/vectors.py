@@ -1,0 +1,181 @@
+"""SQLite nearest-vector search, with a per-process cache of large scopes' vectors.
+
+sqlite-vec scans a scope's rows of `store_vectors` one by one; at 10,000 vectors, reading
+them costs more than comparing them. A scope of at least `CACHED_MIN` vectors is therefore
+kept in memory as a matrix (the `SCOPES` most recently searched, per store) and validated
+on every search by a change counter that triggers on `store_vectors` keep in the same
+transaction as each write, so a write or delete from any process is seen at once. The
+matrix only shortlists: every vector within `MARGIN` of the limit-th distance is ranked
+again by sqlite-vec in SQL, so the results, their scores and their order are exactly those
+of a full scan. Without numpy, or for a matrix it cannot hold, the full scan answers.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+try:
+    import numpy as np
+except ImportError:  # pragma: no cover - numpy is optional (the `local` extra has it)
+    np = None  # type: ignore[assignment]
+
+CACHED_MIN = 2_000
+SCOPES = 8
+MARGIN = 1e-3
+"""How far past the limit-th distance (float32 rounding aside) a vector is still re-ranked."""
+
+SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS memory_vector_changes (
+        prefix TEXT PRIMARY KEY, n INTEGER NOT NULL)""",
+    """CREATE TRIGGER IF NOT EXISTS memory_vector_changes_insert AFTER INSERT ON store_vectors
+    BEGIN
+        INSERT INTO memory_vector_changes (prefix, n) VALUES (new.prefix, 1)
+            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memory_vector_changes_update AFTER UPDATE ON store_vectors
+    BEGIN
+        INSERT INTO memory_vector_changes (prefix, n) VALUES (old.prefix, 1)
+            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
+        INSERT INTO memory_vector_changes (prefix, n) VALUES (new.prefix, 1)
+            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memory_vector_changes_delete AFTER DELETE ON store_vectors
+    BEGIN
+        INSERT INTO memory_vector_changes (prefix, n) VALUES (old.prefix, 1)
+            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
+    END""",
+]
+
+_NEAREST = """
+WITH nearest AS (
+    SELECT key, {distance} AS distance FROM store_vectors
+    WHERE prefix = ?{within} ORDER BY distance, key LIMIT ?
+)
+SELECT n.key, {score} AS score, s.value FROM nearest n
+JOIN store s ON s.prefix = ? AND s.key = n.key
+ORDER BY n.distance, n.key
+"""
+_WITHIN = " AND key IN (SELECT value FROM json_each(?))"
+_COSINE = {"distance": "vec_distance_cosine(embedding, ?)", "score": "1.0 - n.distance"}
+_UNIT = {
+    "distance": "vec_distance_l2(embedding, ?)",
+    "score": "1.0 - n.distance * n.distance / 2.0",
+}
+_CHANGES = "SELECT n FROM memory_vector_changes WHERE prefix = ?"
+_COUNT = "SELECT count(*) FROM store_vectors WHERE prefix = ?"
+_ROWS = "SELECT key, embedding FROM store_vectors WHERE prefix = ?"
+
+Query = tuple[str, tuple[Any, ...]]
+Steps = Generator[Query, list[Any], list[Any]]
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    version: int
+    keys: list[str]
+    vectors: Any
+    norms: Any
+
+
+class _Scopes:
+    """The cached matrices of one store, most recently searched last."""
+
+    def __init__(self) -> None:
+        self.matrices: OrderedDict[str, _Matrix] = OrderedDict()
+
+
+_caches: weakref.WeakKeyDictionary[Any, _Scopes] = weakref.WeakKeyDictionary()
+_ready: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def nearest_sql(unit: bool, shortlist: bool = False) -> str:
+    """The nearest-vectors query, by L2 distance for unit vectors (ordered as cosine), else
+    by cosine distance; with `shortlist`, among the keys given as a JSON array."""
+    return _NEAREST.format(within=_WITHIN if shortlist else "", **(_UNIT if unit else _COSINE))
+
+
+def _matrix(version: int, rows: list[Any]) -> _Matrix | None:
+    if not rows or any(not isinstance(blob, bytes) for _, blob in rows):
+        return None
+    if len({len(blob) for _, blob in rows}) != 1:
+        return None
+    vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+    vectors = vectors.reshape(len(rows), -1)
+    norms = np.linalg.norm(vectors, axis=1)
+    return _Matrix(version, [key for key, _ in rows], vectors, norms)
+
+
+def _shortlist(matrix: _Matrix, query: Sequence[float], limit: int, unit: bool) -> list[str] | None:
+    """The keys within MARGIN of the limit-th nearest by the matrix's distances, or None
+    when the matrix cannot answer (another size, a zero vector). einsum, not BLAS: a
+    threaded BLAS on a busy machine is slower than the scan it replaces."""
+    q = np.asarray(query, dtype=np.float32)
+    if q.shape[0] != matrix.vectors.shape[1]:
+        return None
+    dots = np.einsum("ij,j->i", matrix.vectors, q)
+    if unit:
+        squared = matrix.norms * matrix.norms - 2.0 * dots + float(q @ q)
+        distances = np.sqrt(np.maximum(squared, 0.0))
+    else:
+        distances = 1.0 - dots / (matrix.norms * float(np.linalg.norm(q)))
+    if not np.all(np.isfinite(distances)):
+        return None
+    bound = np.partition(distances, limit - 1)[limit - 1] + MARGIN
+    return [matrix.keys[i] for i in np.flatnonzero(distances <= bound)]
+
+
+def nearest_steps(
+    store: Any, prefix: str, query: Sequence[float], blob: bytes, limit: int, unit: bool
+) -> Steps:
+    """The rows (key, score, value) of the `limit` nearest vectors of the scope, best first,
+    as SQL statements to run in turn (each answered with its rows)."""
+    full = (nearest_sql(unit), (blob, prefix, limit, prefix))
+    if np is None:
+        return (yield full)
+    scopes = _caches.setdefault(store, _Scopes())
+    changes = yield (_CHANGES, (prefix,))
+    version = int(changes[0][0]) if changes else 0
+    matrix = scopes.matrices.get(prefix)
+    if matrix is None or matrix.version != version:
+        scopes.matrices.pop(prefix, None)
+        ((count,),) = yield (_COUNT, (prefix,))
+        if count < CACHED_MIN or count <= limit:
+            return (yield full)
+        matrix = _matrix(version, (yield (_ROWS, (prefix,))))
+        if matrix is None:
+            return (yield full)
+        scopes.matrices[prefix] = matrix
+        while len(scopes.matrices) > SCOPES:
+            scopes.matrices.popitem(last=False)
+    scopes.matrices.move_to_end(prefix)
+    keys = _shortlist(matrix, query, limit, unit) if limit < len(matrix.keys) else None
+    if keys is None:
+        return (yield full)
+    listed = orjson.dumps(keys).decode()
+    return (yield (nearest_sql(unit, shortlist=True), (blob, prefix, listed, limit, prefix)))
+
+
+def drive(steps: Steps, execute: Callable[[str, tuple[Any, ...]], list[Any]]) -> list[Any]:
+    """Run nearest_steps' statements with a synchronous `execute`."""
+    try:
+        statement = next(steps)
+        while True:
+            statement = steps.send(execute(*statement))
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+def is_set_up(store: Any) -> bool:
+    """Whether this store's change counter was set up in this process."""
+    return store in _ready
+
+
+def set_up(store: Any) -> None:
+    """Remember that this store's change counter exists."""
+    _ready.add(store)
