@@ -4,7 +4,9 @@ sqlite-vec scans a scope's rows of `store_vectors` one by one; at 10,000 vectors
 them costs more than comparing them. A scope of at least `CACHED_MIN` vectors is therefore
 kept in memory as a matrix (the `SCOPES` most recently searched, per store) and validated
 on every search by a change counter that triggers on `store_vectors` keep in the same
-transaction as each write, so a write or delete from any process is seen at once. The
+transaction as each write, so a write or delete from any process is seen at once. A scope
+is loaded when a search finds it unchanged since the previous one: a scope written between
+every two searches keeps the full scan rather than paying for a load each time. The
 matrix only shortlists: every vector within `MARGIN` of the limit-th distance is ranked
 again by sqlite-vec in SQL, so the results, their scores and their order are exactly those
 of a full scan. Without numpy, or for a matrix it cannot hold, the full scan answers.
@@ -27,6 +29,7 @@ except ImportError:  # pragma: no cover - numpy is optional (the `local` extra h
 
 CACHED_MIN = 2_000
 SCOPES = 8
+SEEN = 256
 MARGIN = 1e-3
 """How far past the limit-th distance (float32 rounding aside) a vector is still re-ranked."""
 
@@ -84,10 +87,19 @@ class _Matrix:
 
 
 class _Scopes:
-    """The cached matrices of one store, most recently searched last."""
+    """One store's cached matrices, and the versions of scopes seen once, least recently
+    searched first."""
 
     def __init__(self) -> None:
         self.matrices: OrderedDict[str, _Matrix] = OrderedDict()
+        self.seen: OrderedDict[str, int] = OrderedDict()
+
+
+def _keep(entries: OrderedDict[str, Any], prefix: str, value: Any, most: int) -> None:
+    entries[prefix] = value
+    entries.move_to_end(prefix)
+    while len(entries) > most:
+        entries.popitem(last=False)
 
 
 _caches: weakref.WeakKeyDictionary[Any, _Scopes] = weakref.WeakKeyDictionary()
@@ -144,16 +156,16 @@ def nearest_steps(
     matrix = scopes.matrices.get(prefix)
     if matrix is None or matrix.version != version:
         scopes.matrices.pop(prefix, None)
+        if scopes.seen.pop(prefix, None) != version:
+            _keep(scopes.seen, prefix, version, SEEN)
+            return (yield full)
         ((count,),) = yield (_COUNT, (prefix,))
         if count < CACHED_MIN or count <= limit:
             return (yield full)
         matrix = _matrix(version, (yield (_ROWS, (prefix,))))
         if matrix is None:
             return (yield full)
-        scopes.matrices[prefix] = matrix
-        while len(scopes.matrices) > SCOPES:
-            scopes.matrices.popitem(last=False)
-    scopes.matrices.move_to_end(prefix)
+    _keep(scopes.matrices, prefix, matrix, SCOPES)
     keys = _shortlist(matrix, query, limit, unit) if limit < len(matrix.keys) else None
     if keys is None:
         return (yield full)
