@@ -28,6 +28,7 @@ from memory_plugin.backends import Backend, connect
 from memory_plugin.context import MemoryContext
 from memory_plugin.demo import DemoModel
 from memory_plugin.graph import create_memory_graph
+from memory_plugin.local_embeddings import LocalEmbeddings, default_index
 from memory_plugin.models import MODEL_ENV, resolve_model
 from memory_plugin.plans import run
 from memory_plugin.profile.budget import body
@@ -355,7 +356,10 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
             "model, a rule-based stand-in, not an LLM.",
             file=out,
         )
-    with connect(args.url) as backend:
+    index = default_index()
+    if isinstance(index["embed"], LocalEmbeddings):
+        index["embed"].load()
+    with connect(args.url, index=index) as backend:
         session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out)
         try:
             session.show_history()

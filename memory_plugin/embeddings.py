@@ -13,7 +13,7 @@ import hashlib
 import math
 import re
 
-DIMS = 256
+DIMS = 384
 
 
 def hashed_trigrams(texts: list[str], dims: int = DIMS) -> list[list[float]]:

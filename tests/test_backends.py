@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from memory_plugin import (
     Backend,
     BackendError,
     BackendUnavailableError,
+    MemoryContext,
+    ScopedMemory,
     aconnect,
     connect,
 )
 from memory_plugin.backends import sqlite as sqlite_backend
 from memory_plugin.backends.index import _logged
+from memory_plugin.embeddings import DIMS
 from tests.embeddings import INDEX
 
 
@@ -233,3 +237,31 @@ def test_app_servers_starting_together_share_one_fresh_database(postgres_url: st
     assert started == [f"server {n}" for n in range(4)]
     with connect(url) as reader:
         assert len(reader.store.search(("memory_plugin", "servers"))) == 4
+
+
+@pytest.mark.parametrize("opener", ["sync", "async"])
+async def test_postgres_with_vectors_of_another_size_runs_keyword_only(
+    opener: str, postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with connect(postgres_url, index=INDEX) as backend:
+        assert backend.vector_search
+    other = {**INDEX, "dims": DIMS // 2}
+    _logged.clear()
+    ctx = MemoryContext(user_id=f"ann-{uuid.uuid4().hex}")
+    with caplog.at_level(logging.WARNING, logger="memory_plugin.backends"):
+        if opener == "sync":
+            with connect(postgres_url, index=other) as backend:
+                assert not backend.vector_search
+                memory = ScopedMemory(backend.store)
+                memory.remember(ctx, "The release freeze starts on Friday")
+                hits = memory.recall(ctx, "release freeze")
+        else:
+            async with aconnect(postgres_url, index=other) as backend:
+                assert not backend.vector_search
+                memory = ScopedMemory(backend.store)
+                await memory.aremember(ctx, "The release freeze starts on Friday")
+                hits = await memory.arecall(ctx, "release freeze")
+    assert [hit.note.body for hit in hits] == ["The release freeze starts on Friday"]
+    sizes = f"{DIMS}-dimension vectors but the embedding gives {DIMS // 2}"
+    warnings = [r.getMessage() for r in caplog.records if "keyword-only" in r.getMessage()]
+    assert len(warnings) == 1 and sizes in warnings[0]

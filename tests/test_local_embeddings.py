@@ -9,11 +9,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from memory_plugin import connect
@@ -51,30 +48,9 @@ def test_local_embeddings_are_normalised_and_semantic() -> None:
     assert embed.embed_documents([]) == []
 
 
-@pytest.fixture
-def local_url(backend_url: str) -> Iterator[str]:
-    """The backend's URL; on PostgreSQL a fresh schema of its own, since the test database's
-    vector column has the placeholder's 256 dimensions."""
-    if not backend_url.startswith("postgres"):
-        yield backend_url
-        return
-    schema = f"local_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(backend_url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-        # The search setup looks its tables up through search_path: an empty migrations
-        # table of the schema's own makes it set up there rather than find public's.
-        conn.execute(f"CREATE TABLE {schema}.memory_search_migrations (v integer PRIMARY KEY)")
-    try:
-        sep = "&" if "?" in backend_url else "?"
-        yield f"{backend_url}{sep}options=-csearch_path%3D{schema},public"
-    finally:
-        with psycopg.connect(backend_url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
 @pytest.mark.usefixtures("needs_local")
-def test_recall_with_local_embeddings_finds_a_paraphrase(local_url: str) -> None:
-    with connect(local_url, index=local.default_index()) as backend:
+def test_recall_with_local_embeddings_finds_a_paraphrase(backend_url: str) -> None:
+    with connect(backend_url, index=local.default_index()) as backend:
         memory = ScopedMemory(backend.store, clock=Clock())
         memory.remember(ANN, "Bought a kitten from the shelter last week")
         memory.remember(ANN, "The quarterly tax return is due in April")

@@ -35,6 +35,10 @@ SETUP_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtext('memory_plugin.setup'))"
 SETUP_LOCK_POLL_SECONDS = 0.05
 SETUP_LOCK_TIMEOUT_SECONDS = 120
 POOL_MAX_SIZE = 10
+_STORED_DIMS = (
+    "SELECT atttypmod FROM pg_attribute "
+    "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding'"
+)
 _CONN_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
 
@@ -148,8 +152,9 @@ def _connect_error(exc: psycopg.Error, target: str, display: str) -> BackendErro
     return error
 
 
-def _probe(target: str, display: str, want_vector: bool, stack: ExitStack, timeout: float) -> bool:
-    """Check the server answers, take the setup lock, report whether pgvector can be used."""
+def _probe(target: str, display: str, dims: int | None, stack: ExitStack, timeout: float) -> bool:
+    """Check the server answers, take the setup lock, report whether pgvector can be used
+    with `dims`-dimension vectors (None: no index wanted)."""
     failure: BackendError | None = None
     try:
         conn = psycopg.connect(target, connect_timeout=max(1, math.ceil(timeout)), autocommit=True)
@@ -158,17 +163,27 @@ def _probe(target: str, display: str, want_vector: bool, stack: ExitStack, timeo
             "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
         ).fetchone()
         _take_setup_lock(conn, display)
+        stored = conn.execute(_STORED_DIMS).fetchone()
     except psycopg.Error as exc:
         failure = _connect_error(exc, target, display)
     if failure is not None:
         raise failure
-    has_vector = bool(row and row[0])
-    if want_vector and not has_vector:
+    if dims is None:
+        return False
+    if not (row and row[0]):
         log_once(
             f"pgvector is not installed on {display}: the store runs keyword-only, "
             "without semantic search"
         )
-    return want_vector and has_vector
+        return False
+    if stored and stored[0] > 0 and stored[0] != dims:
+        log_once(
+            f"the vector index on {display} holds {stored[0]}-dimension vectors but the "
+            f"embedding gives {dims}: the store runs keyword-only, without semantic search "
+            "(see docs/backends.md, changing the embedding)"
+        )
+        return False
+    return True
 
 
 def _pool_options(display: str, timeout: float) -> dict[str, Any]:
@@ -189,7 +204,7 @@ def open_postgres(
 ) -> Opened:
     """Open a pooled PostgresStore and PostgresSaver and run their migrations."""
     with ExitStack() as setup_lock:
-        vector = _probe(target, display, index is not None, setup_lock, timeout)
+        vector = _probe(target, display, index["dims"] if index else None, setup_lock, timeout)
         return _open_pool(target, display, index if vector else None, stack, timeout)
 
 
@@ -218,7 +233,7 @@ async def aopen_postgres(
 ) -> Opened:
     """Async twin of open_postgres."""
     with ExitStack() as setup_lock:
-        vector = _probe(target, display, index is not None, setup_lock, timeout)
+        vector = _probe(target, display, index["dims"] if index else None, setup_lock, timeout)
         return await _aopen_pool(target, display, index if vector else None, stack, timeout)
 
 
