@@ -211,7 +211,8 @@ def _report(scope: Scope, result: ScopeResult) -> None:
     )
 
 
-def _scopes_plan() -> Plan[list[tuple[Scope, MemoryContext]]]:
+def note_scopes_plan() -> Plan[list[tuple[Scope, MemoryContext]]]:
+    """Every scope that has notes, with a context that reaches it."""
     found: list[tuple[str, ...]] = []
     while True:
         (page,) = yield [
@@ -246,7 +247,7 @@ def consolidation_plan(
     model its settings name (`maintenance_model`), else `model`."""
     maintenance = maintenance_of(model)
     platform = yield from settings.effective_plan(MemoryContext())
-    candidates = yield from _scopes_plan()
+    candidates = yield from note_scopes_plan()
     report = ConsolidationReport()
     processed = 0
     for scope, ctx in candidates:
