@@ -140,24 +140,28 @@ def rank(
     keyword_weight = weights.keyword if semantic else 1.0
     semantic_weight = 1.0 - weights.keyword if keyword else 1.0
     periods = named_dates(query) if weights.date else []
+    by_day: dict[str, float] = {}
     base: dict[str, float] = {}
     for key, note in notes.items():
         score = semantic_weight * semantic.get(key, floor) if semantic else 0.0
         if best_keyword > 0:
             score += keyword_weight * keyword.get(key, 0.0) / best_keyword
         if periods:
-            score += weights.date * date_match(note.day, periods)
+            if (match := by_day.get(note.day)) is None:
+                match = by_day[note.day] = date_match(note.day, periods)
+            score += weights.date * match
         base[key] = score
-    by_place = {(note.day, note.position): key for key, note in notes.items()}
+    at = {(note.day, note.position): base[key] for key, note in notes.items()}
     scores: dict[str, float] = {}
     for key, note in notes.items():
         share = 0.0
         for distance, weight in enumerate(weights.neighbour, 1):
-            near = [
-                base[other]
-                for offset in (-distance, distance)
-                if (other := by_place.get((note.day, note.position + offset))) is not None
-            ]
-            share += weight * max(near, default=0.0)
+            before = at.get((note.day, note.position - distance))
+            after = at.get((note.day, note.position + distance))
+            if before is None or after is None:
+                near = after if before is None else before
+                share += weight * (0.0 if near is None else near)
+            else:
+                share += weight * max(before, after)
         scores[key] = base[key] + share
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

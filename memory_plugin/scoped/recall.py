@@ -60,17 +60,7 @@ def clamp_k(k: int | None, default: int, maximum: int) -> int:
 def neighbour_keys(keys: Collection[str], reach: int) -> list[str]:
     """The keys of the notes up to `reach` positions from each key on the same day, the keys
     themselves included."""
-    near: set[str] = set()
-    for key in keys:
-        day, _, position = key.rpartition("#")
-        if day and position.isdigit():
-            near.update(
-                note_key(day, int(position) + offset)
-                for offset in range(-reach, reach + 1)
-                if int(position) + offset > 0
-            )
-        near.add(key)
-    return sorted(near)
+    return sorted(neighbour_places(keys, reach))
 
 
 @dataclass(frozen=True)
@@ -81,10 +71,19 @@ class Place:
     position: int
 
 
-def key_place(key: str) -> Place | None:
-    """The day and position a note's key names, None for a key of another form."""
-    day, _, position = key.rpartition("#")
-    return Place(day, int(position)) if day and position.isdigit() else None
+def neighbour_places(keys: Collection[str], reach: int) -> dict[str, Place | None]:
+    """The keys of neighbour_keys, each with the place it names (None for a key of another
+    form, whose note must be read to place it)."""
+    near: dict[str, Place | None] = {}
+    for key in keys:
+        day, _, position = key.rpartition("#")
+        if day and position.isdigit():
+            at = int(position)
+            for offset in range(-reach, reach + 1):
+                if at + offset > 0:
+                    near[note_key(day, at + offset)] = Place(day, at + offset)
+        near.setdefault(key, None)
+    return near
 
 
 @dataclass(frozen=True)
@@ -116,16 +115,15 @@ def candidates_plan(
             logger.debug("no vector index; answering with keyword ranking", exc_info=True)
         except Exception:
             logger.warning("semantic recall failed; answering with keyword ranking", exc_info=True)
-    wanted = neighbour_keys({*keyword, *semantic}, reach)
-    live = yield LiveKeys(scope.child(NOTES), tuple(wanted))
+    wanted = neighbour_places({*keyword, *semantic}, reach)
+    live = yield LiveKeys(scope.child(NOTES), tuple(sorted(wanted)))
     notes: dict[str, Placed] = {}
     unplaced = []
-    for key in wanted:
-        if key in live:
-            if (where := key_place(key)) is None:
-                unplaced.append(key)
-            else:
-                notes[key] = where
+    for key in sorted(live):
+        if (where := wanted[key]) is None:
+            unplaced.append(key)
+        else:
+            notes[key] = where
     if unplaced:
         items = yield [GetOp(scope.child(NOTES), key) for key in unplaced]
         notes.update((n.key, n) for item in items if item and (n := to_note(item)) is not None)
