@@ -10,9 +10,12 @@ from datetime import date
 import pytest
 
 from memory_plugin import Backend, connect
+from memory_plugin.plans import run
+from memory_plugin.scope import personal_scope
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.scoped.notes import Note
+from memory_plugin.scoped.notes import Note, all_notes_plan
 from memory_plugin.scoped.ranking import date_match, named_dates, rank
+from memory_plugin.scoped.recall import SIGNALS, candidates_plan
 from memory_plugin.settings import MemorySettings
 from tests.embeddings import INDEX
 from tests.scoped_helpers import ANN, Clock
@@ -186,3 +189,25 @@ def test_recall_candidates_sets_the_breadth_of_each_search(backend: Backend) -> 
     narrow.import_notes(ANN, notes)
     assert len(narrow.recall(ANN, "project milestone", k=20)) == 10
     assert len(_memory(backend).recall(ANN, "project milestone", k=20)) == 20
+
+
+def test_recall_ranks_places_as_it_would_the_notes_and_skips_deleted_ones(
+    backend_url: str,
+) -> None:
+    """Recall places neighbours by their keys without reading them: the scores are those of
+    ranking the live notes read in full, and a deleted neighbour neither returns nor lifts."""
+    query = "Did Ann adopt a pet in March 2023?"
+    with connect(backend_url, index=INDEX) as backend:
+        memory = _memory(backend)
+        notes = memory.import_notes(ANN, [*HIKES, *PET_DAY])
+        gone = next(note for note in notes if note.body.startswith("Yes, a tabby"))
+        memory.delete_note(ANN, gone.key)
+        scope = personal_scope(ANN)
+        found = run(backend.store, candidates_plan(scope, query, SIGNALS, 100, 2))
+        live = {note.key: note for note in run(backend.store, all_notes_plan(scope))}
+        hits = memory.recall(ANN, query, k=50)
+    assert gone.key not in found.notes and gone.key not in {hit.note.key for hit in hits}
+    assert set(found.notes) == set(live) and len(live) == len(notes) - 1
+    assert [(hit.note, hit.score) for hit in hits] == [
+        (live[key], score) for key, score in rank(query, found.keyword, found.semantic, live)
+    ]
