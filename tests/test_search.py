@@ -279,3 +279,18 @@ async def test_async_sqlite_cached_vectors_match_the_full_scan(
         [(s.key, s.score) for s in full]
     ] * 3
     assert full and cached[0].key not in {s.key for s in full}
+
+
+def test_sqlite_vectors_over_the_cache_budget_are_scanned(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "CACHED_MIN", 20)
+    with connect(f"sqlite:///{tmp_path / 'budget.db'}", index=INDEX) as backend:
+        _fill(ScopedMemory(backend.store), 40)
+        monkeypatch.setattr(vectors, "BUDGET", 1_000)
+        over = [_nearest(backend.store, "fact about topic 5", 8) for _ in range(3)]
+        assert not vectors._caches[backend.store].matrices
+        monkeypatch.setattr(vectors, "BUDGET", 2**30)
+        within = [_nearest(backend.store, "fact about topic 5", 8) for _ in range(2)]
+        assert vectors._caches[backend.store].matrices
+    assert over == [within[0]] * 3 and within[0] == within[1] and len(within[0]) == 8

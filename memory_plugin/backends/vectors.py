@@ -2,9 +2,10 @@
 
 sqlite-vec scans a scope's rows of `store_vectors` one by one; at 10,000 vectors, reading
 them costs more than comparing them. A scope of at least `CACHED_MIN` vectors is therefore
-kept in memory as a matrix (the `SCOPES` most recently searched, per store) and validated
-on every search by a change counter that triggers on `store_vectors` keep in the same
-transaction as each write, so a write or delete from any process is seen at once. A scope
+kept in memory as a matrix (the `SCOPES` most recently searched per store, `BUDGET` bytes
+at most) and validated on every search by a change counter that triggers on
+`store_vectors` keep in the same transaction as each write, so a write or delete from any
+process is seen at once. A scope
 is loaded when a search finds it unchanged since the previous one: a scope written between
 every two searches keeps the full scan rather than paying for a load each time. The
 matrix only shortlists: every vector within `MARGIN` of the limit-th distance is ranked
@@ -30,6 +31,8 @@ except ImportError:  # pragma: no cover - numpy is optional (the `local` extra h
 CACHED_MIN = 2_000
 SCOPES = 8
 SEEN = 256
+BUDGET = 256 * 2**20
+"""The most bytes of vectors one store keeps cached, the least recently searched dropped first."""
 MARGIN = 1e-3
 """How far past the limit-th distance (float32 rounding aside) a vector is still re-ranked."""
 
@@ -163,9 +166,11 @@ def nearest_steps(
         if count < CACHED_MIN or count <= limit:
             return (yield full)
         matrix = _matrix(version, (yield (_ROWS, (prefix,))))
-        if matrix is None:
+        if matrix is None or matrix.vectors.nbytes > BUDGET:
             return (yield full)
     _keep(scopes.matrices, prefix, matrix, SCOPES)
+    while sum(kept.vectors.nbytes for kept in scopes.matrices.values()) > BUDGET:
+        scopes.matrices.popitem(last=False)
     keys = _shortlist(matrix, query, limit, unit) if limit < len(matrix.keys) else None
     if keys is None:
         return (yield full)
