@@ -15,6 +15,7 @@ of a full scan. Without numpy, or for a matrix it cannot hold, the full scan ans
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Sequence
@@ -34,7 +35,8 @@ SEEN = 256
 BUDGET = 256 * 2**20
 """The most bytes of vectors one store keeps cached, the least recently searched dropped first."""
 MARGIN = 1e-3
-"""How far past the limit-th distance (float32 rounding aside) a vector is still re-ranked."""
+"""How far past the limit-th distance a vector is still re-ranked: squared L2 for unit
+vectors (no square root to magnify float32 rounding near 0), else cosine distance."""
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS memory_vector_changes (
@@ -134,11 +136,11 @@ def _shortlist(matrix: _Matrix, query: Sequence[float], limit: int, unit: bool) 
     if q.shape[0] != matrix.vectors.shape[1]:
         return None
     dots = np.einsum("ij,j->i", matrix.vectors, q)
+    square = float(np.einsum("i,i->", q, q))
     if unit:
-        squared = matrix.norms * matrix.norms - 2.0 * dots + float(q @ q)
-        distances = np.sqrt(np.maximum(squared, 0.0))
+        distances = matrix.norms * matrix.norms - 2.0 * dots + square
     else:
-        distances = 1.0 - dots / (matrix.norms * float(np.linalg.norm(q)))
+        distances = 1.0 - dots / (matrix.norms * math.sqrt(square))
     if not np.all(np.isfinite(distances)):
         return None
     bound = np.partition(distances, limit - 1)[limit - 1] + MARGIN
