@@ -147,7 +147,8 @@ def put_if_version(
             db = store.conn
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(_SQLITE_READ, (_prefix(namespace), key)).fetchone()
+                rows = db.execute(_SQLITE_READ, (_prefix(namespace), key)).fetchall()
+                row = rows[0] if rows else None
                 ok = _sqlite_check(row, expected)
                 if ok:
                     sql = _SQLITE_INSERT if row is None else _SQLITE_UPDATE

@@ -193,12 +193,14 @@ def mark_ready(store: BaseStore) -> None:
 
 def sqlite_setup(conn: Any) -> None:
     """Create the SQLite search tables and triggers, indexing existing notes the first time
-    (on a connection in autocommit mode)."""
-    if conn.execute(_SQLITE_HAS_FTS).fetchone() is not None:
+    (on a connection in autocommit mode). Probes read every row they match: a statement left
+    part-read keeps a stale read snapshot open, and the connection's next write then fails
+    with "database is locked" once another connection has written."""
+    if conn.execute(_SQLITE_HAS_FTS).fetchall():
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute(_SQLITE_HAS_FTS).fetchone() is None:
+        if not conn.execute(_SQLITE_HAS_FTS).fetchall():
             for statement in [*SQLITE_SCHEMA, *SQLITE_BACKFILL]:
                 conn.execute(statement)
     except BaseException:

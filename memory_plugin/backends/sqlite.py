@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Iterable
-from contextlib import AsyncExitStack, ExitStack
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,11 +35,50 @@ memory instead of the file (SQLite's default is 2 MiB)."""
 
 class ThreadedSqliteStore(SqliteStore):
     """SqliteStore whose async methods run the sync batch in a worker thread, as
-    PostgresStore does, so nodes using the async API work on a store from `connect`."""
+    PostgresStore does, so nodes using the async API work on a store from `connect`.
+
+    Its transactions take the write lock when they begin (BEGIN IMMEDIATE), waiting out the
+    checkpointer's writes: a deferred transaction that reads first (the search triggers do)
+    cannot take the lock once another connection has written, and fails at once with
+    "database is locked"."""
+
+    @contextmanager
+    def _cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        if not self.is_setup:
+            self.setup()
+        with self.lock:
+            if transaction:
+                self.conn.execute("BEGIN IMMEDIATE")
+            cur = self.conn.cursor()
+            try:
+                yield cur
+            finally:
+                if transaction:
+                    self.conn.execute("COMMIT")
+                cur.close()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run a batch off the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
+
+
+class ImmediateAsyncSqliteStore(AsyncSqliteStore):
+    """AsyncSqliteStore whose transactions take the write lock when they begin (see
+    ThreadedSqliteStore)."""
+
+    @asynccontextmanager
+    async def _cursor(self, *, transaction: bool = True) -> AsyncIterator[aiosqlite.Cursor]:
+        if not self.is_setup:
+            await self.setup()
+        async with self.lock:
+            if transaction:
+                await self.conn.execute("BEGIN IMMEDIATE")
+            async with self.conn.cursor() as cur:
+                try:
+                    yield cur
+                finally:
+                    if transaction:
+                        await self.conn.execute("COMMIT")
 
 
 def loadable_sqlite() -> ModuleType | None:
@@ -132,7 +171,7 @@ async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExit
     stack.push_async_callback(store_conn.close)
     saver_conn = await connector(sqlite3)
     stack.push_async_callback(saver_conn.close)
-    store = AsyncSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
+    store = ImmediateAsyncSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
     saver = AsyncSqliteSaver(saver_conn, serde=CachingSerializer())
     await store.setup()
     await saver.setup()
