@@ -265,3 +265,23 @@ async def test_postgres_with_vectors_of_another_size_runs_keyword_only(
     sizes = f"{DIMS}-dimension vectors but the embedding gives {DIMS // 2}"
     warnings = [r.getMessage() for r in caplog.records if "keyword-only" in r.getMessage()]
     assert len(warnings) == 1 and sizes in warnings[0]
+
+
+@pytest.mark.parametrize("index", [None, INDEX], ids=["keyword-only", "vector"])
+async def test_store_and_checkpointer_share_one_sqlite_library(
+    index: dict[str, object] | None, tmp_path: Path
+) -> None:
+    """Two SQLite libraries in one process release each other's file locks and corrupt the
+    file ("database disk image is malformed"), so every connection uses the same one."""
+    url = f"sqlite:///{tmp_path / 'one.db'}"
+    with connect(url, index=index) as first, connect(url) as second:
+        modules = {
+            type(conn).__module__
+            for conn in (first.store.conn, first.checkpointer.conn, second.store.conn)
+        }
+    async with aconnect(url, index=index) as backend:
+        modules |= {
+            type(backend.store.conn._conn).__module__,
+            type(backend.checkpointer.conn._conn).__module__,
+        }
+    assert len(modules) == 1, modules

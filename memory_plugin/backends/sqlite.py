@@ -81,6 +81,34 @@ class ImmediateAsyncSqliteStore(AsyncSqliteStore):
                         await self.conn.execute("COMMIT")
 
 
+class SharedLibrarySqliteSaver(SqliteSaver):
+    """SqliteSaver on a connection of the store's sqlite3 module (pysqlite3 where it is the
+    one that loads sqlite-vec): LangGraph's migration only recognises the standard module's
+    "duplicate column name" error, which means the column is already there."""
+
+    def setup(self) -> None:
+        """Create the checkpoint tables; an existing task_path column is no error."""
+        try:
+            super().setup()
+        except Exception as exc:
+            if "duplicate column name" not in str(exc):
+                raise
+            self.is_setup = True
+
+
+class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
+    """Async twin of SharedLibrarySqliteSaver."""
+
+    async def setup(self) -> None:
+        """Create the checkpoint tables; an existing task_path column is no error."""
+        try:
+            await super().setup()
+        except Exception as exc:
+            if "duplicate column name" not in str(exc):
+                raise
+            self.is_setup = True
+
+
 def loadable_sqlite() -> ModuleType | None:
     """A sqlite3 module that can load sqlite-vec, or None."""
     candidates: list[ModuleType] = []
@@ -107,16 +135,20 @@ def loadable_sqlite() -> ModuleType | None:
     return None
 
 
-def _vector_module(index: dict[str, Any] | None) -> ModuleType | None:
-    if index is None:
-        return None
+def _module(index: dict[str, Any] | None) -> tuple[ModuleType, bool]:
+    """The sqlite3 module for both connections, and whether vectors can be searched.
+
+    Both connections use the module that can load sqlite-vec whenever there is one, index or
+    not: two SQLite libraries in one process release each other's file locks, which corrupts
+    the database.
+    """
     module = loadable_sqlite()
-    if module is None:
+    if index is not None and module is None:
         log_once(
             "SQLite cannot load sqlite-vec with this Python (no enable_load_extension and no "
             "pysqlite3): the store runs keyword-only, without semantic search"
         )
-    return module
+    return module or sqlite3, index is not None and module is not None
 
 
 def _prepare(path: str) -> str:
@@ -143,38 +175,38 @@ def _connect(module: ModuleType, path: str, cache_kib: int = 0, **kwargs: Any) -
 def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Opened:
     """Open a durable SQLite store and checkpointer on one database file."""
     _prepare(path)
-    module = _vector_module(index)
-    store_conn = _connect(module or sqlite3, path, STORE_CACHE_KIB, isolation_level=None)
+    module, vectors = _module(index)
+    store_conn = _connect(module, path, STORE_CACHE_KIB, isolation_level=None)
     stack.callback(store_conn.close)
-    saver_conn = _connect(sqlite3, path)
+    saver_conn = _connect(module, path)
     stack.callback(saver_conn.close)
-    store = ThreadedSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
-    saver = SqliteSaver(saver_conn, serde=CachingSerializer())
+    store = ThreadedSqliteStore(store_conn, index=index if vectors else None)  # type: ignore[arg-type]
+    saver = SharedLibrarySqliteSaver(saver_conn, serde=CachingSerializer())
     store.setup()
     saver.setup()
     sqlite_setup(store_conn)
     mark_ready(store)
-    return Opened(store, saver, module is not None)
+    return Opened(store, saver, vectors)
 
 
 async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExitStack) -> Opened:
     """Async twin of open_sqlite, on aiosqlite connections."""
     _prepare(path)
-    module = _vector_module(index)
+    module, vectors = _module(index)
 
     def connector(mod: ModuleType, cache: int = 0, **kwargs: Any) -> aiosqlite.Connection:
         return aiosqlite.Connection(
             lambda: _connect(mod, path, cache, **kwargs), iter_chunk_size=64
         )
 
-    store_conn = await connector(module or sqlite3, STORE_CACHE_KIB, isolation_level=None)
+    store_conn = await connector(module, STORE_CACHE_KIB, isolation_level=None)
     stack.push_async_callback(store_conn.close)
-    saver_conn = await connector(sqlite3)
+    saver_conn = await connector(module)
     stack.push_async_callback(saver_conn.close)
-    store = ImmediateAsyncSqliteStore(store_conn, index=index if module else None)  # type: ignore[arg-type]
-    saver = AsyncSqliteSaver(saver_conn, serde=CachingSerializer())
+    store = ImmediateAsyncSqliteStore(store_conn, index=index if vectors else None)  # type: ignore[arg-type]
+    saver = SharedLibraryAsyncSqliteSaver(saver_conn, serde=CachingSerializer())
     await store.setup()
     await saver.setup()
     await asqlite_setup(store_conn)
     mark_ready(store)
-    return Opened(store, saver, module is not None)
+    return Opened(store, saver, vectors)
