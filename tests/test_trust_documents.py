@@ -4,9 +4,9 @@ usable (list, restore) and never has a hole; every backend, sync and async, API 
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -328,16 +328,18 @@ def history_writes_fail(url: str, backend: Backend) -> Iterator[tuple[Any, type[
     the store to write through and the error the database raises."""
     if url.startswith("sqlite"):
         path = url.removeprefix("sqlite:///")
-        with sqlite3.connect(path) as db:
+        conn = backend.store.conn
+        module = importlib.import_module(type(getattr(conn, "_conn", conn)).__module__)
+        with module.connect(path) as db:
             db.execute(
                 "CREATE TRIGGER history_full BEFORE INSERT ON store "
                 "WHEN NEW.prefix LIKE '%document_history%' "
                 "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
             )
         try:
-            yield backend.store, sqlite3.IntegrityError
+            yield backend.store, module.IntegrityError
         finally:
-            with sqlite3.connect(path) as db:
+            with module.connect(path) as db:
                 db.execute("DROP TRIGGER history_full")
         return
     if url.startswith("postgres"):
