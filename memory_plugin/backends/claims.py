@@ -2,12 +2,13 @@
 
 The items of a group live under the keys `{group}#{position:06d}` and carry their `position`;
 positions start at 1 and are never reused (a deleted item stays as a tombstone), so they are
-unique and gap-free however many writers append at once. PostgreSQL claims under a per-group
-advisory transaction lock (safe across app servers), SQLite inside BEGIN IMMEDIATE (safe
-across processes on one file); both keep the group's last position in a counter row
-(`memory_claims`), so a claim costs the same whatever the group's size (a group written
-before the counter existed is counted once). Any other store, InMemoryStore included, finds
-the first free key under a lock in this process.
+unique and gap-free however many writers append at once. Both databases keep the group's
+last position in a counter row (`memory_claims`), so a claim costs the same whatever the
+group's size. PostgreSQL bumps the row first: its row lock holds other writers of the group
+until commit (safe across app servers); a group without a row yet (its first claim, or one
+written before the counter existed, counted once) is seeded under a per-group advisory
+transaction lock. SQLite claims inside BEGIN IMMEDIATE (safe across processes on one file).
+Any other store, InMemoryStore included, finds the first free key under a lock in this process.
 """
 
 from __future__ import annotations
@@ -234,11 +235,13 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
                 pg_setup(conn)
                 mark_ready(store)
             with conn.transaction():
-                conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
                 params = _pg_params(request)
                 row = conn.execute(_PG_BUMP, params).fetchone()
                 if row is None:
-                    row = conn.execute(_PG_SEED, params).fetchone()
+                    conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
+                    row = conn.execute(_PG_BUMP, params).fetchone()
+                    if row is None:
+                        row = conn.execute(_PG_SEED, params).fetchone()
                 assert row is not None, "INSERT ... SELECT of one row returns that row"
                 stored = _claimed(request, int(row["last"]))
                 with conn.cursor() as cur:
@@ -283,11 +286,14 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
                 await apg_setup(conn)
                 mark_ready(store)
             async with conn.transaction():
-                await conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
                 params = _pg_params(request)
                 row = await (await conn.execute(_PG_BUMP, params)).fetchone()
                 if row is None:
-                    row = await (await conn.execute(_PG_SEED, params)).fetchone()
+                    lock = (_pg_lock_name(request.namespace, request.group),)
+                    await conn.execute(_PG_LOCK, lock)
+                    row = await (await conn.execute(_PG_BUMP, params)).fetchone()
+                    if row is None:
+                        row = await (await conn.execute(_PG_SEED, params)).fetchone()
                 assert row is not None, "INSERT ... SELECT of one row returns that row"
                 stored = _claimed(request, int(row["last"]))
                 async with conn.cursor() as cur:
