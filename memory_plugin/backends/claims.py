@@ -29,14 +29,11 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg.types.json import Jsonb
 
 from memory_plugin.backends.fts import (
-    apg_setup,
-    asqlite_setup,
-    is_ready,
-    mark_ready,
-    pg_setup,
-    sqlite_setup,
+    apg_search_connection,
+    asqlite_search_connection,
+    pg_search_connection,
+    sqlite_search_connection,
 )
-from memory_plugin.compat import pg_async_connections, pg_connections
 
 
 @dataclass(frozen=True)
@@ -230,29 +227,21 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
     if not request.values:
         return []
     if isinstance(store, PostgresStore):
-        with pg_connections.get_connection(store.conn) as conn:
-            if not is_ready(store):
-                pg_setup(conn)
-                mark_ready(store)
-            with conn.transaction():
-                params = _pg_params(request)
+        with pg_search_connection(store) as conn, conn.transaction():
+            params = _pg_params(request)
+            row = conn.execute(_PG_BUMP, params).fetchone()
+            if row is None:
+                conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
                 row = conn.execute(_PG_BUMP, params).fetchone()
                 if row is None:
-                    conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
-                    row = conn.execute(_PG_BUMP, params).fetchone()
-                    if row is None:
-                        row = conn.execute(_PG_SEED, params).fetchone()
-                assert row is not None, "INSERT ... SELECT of one row returns that row"
-                stored = _claimed(request, int(row["last"]))
-                with conn.cursor() as cur:
-                    cur.executemany(_PG_INSERT, _pg_rows(request, stored))
-                return stored
+                    row = conn.execute(_PG_SEED, params).fetchone()
+            assert row is not None, "INSERT ... SELECT of one row returns that row"
+            stored = _claimed(request, int(row["last"]))
+            with conn.cursor() as cur:
+                cur.executemany(_PG_INSERT, _pg_rows(request, stored))
+            return stored
     if isinstance(store, SqliteStore):
-        with store.lock:
-            db = store.conn
-            if not is_ready(store):
-                sqlite_setup(db)
-                mark_ready(store)
+        with sqlite_search_connection(store) as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 rows = db.execute(_SQLITE_BUMP, _sqlite_bump_args(request)).fetchall()
@@ -281,32 +270,22 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
     if not request.values:
         return []
     if isinstance(store, AsyncPostgresStore):
-        async with pg_async_connections.get_connection(store.conn) as conn:
-            if not is_ready(store):
-                await apg_setup(conn)
-                mark_ready(store)
-            async with conn.transaction():
-                params = _pg_params(request)
+        async with apg_search_connection(store) as conn, conn.transaction():
+            params = _pg_params(request)
+            row = await (await conn.execute(_PG_BUMP, params)).fetchone()
+            if row is None:
+                lock = (_pg_lock_name(request.namespace, request.group),)
+                await conn.execute(_PG_LOCK, lock)
                 row = await (await conn.execute(_PG_BUMP, params)).fetchone()
                 if row is None:
-                    lock = (_pg_lock_name(request.namespace, request.group),)
-                    await conn.execute(_PG_LOCK, lock)
-                    row = await (await conn.execute(_PG_BUMP, params)).fetchone()
-                    if row is None:
-                        row = await (await conn.execute(_PG_SEED, params)).fetchone()
-                assert row is not None, "INSERT ... SELECT of one row returns that row"
-                stored = _claimed(request, int(row["last"]))
-                async with conn.cursor() as cur:
-                    await cur.executemany(_PG_INSERT, _pg_rows(request, stored))
-                return stored
+                    row = await (await conn.execute(_PG_SEED, params)).fetchone()
+            assert row is not None, "INSERT ... SELECT of one row returns that row"
+            stored = _claimed(request, int(row["last"]))
+            async with conn.cursor() as cur:
+                await cur.executemany(_PG_INSERT, _pg_rows(request, stored))
+            return stored
     if isinstance(store, AsyncSqliteStore):
-        if not store.is_setup:
-            await store.setup()
-        async with store.lock:
-            db = store.conn
-            if not is_ready(store):
-                await asqlite_setup(db)
-                mark_ready(store)
+        async with asqlite_search_connection(store) as db:
             await db.execute("BEGIN IMMEDIATE")
             try:
                 found = list(await db.execute_fetchall(_SQLITE_BUMP, _sqlite_bump_args(request)))

@@ -14,9 +14,16 @@ make appends O(1). Setup is idempotent; notes written before it existed are inde
 from __future__ import annotations
 
 import weakref
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from langgraph.store.base import BaseStore
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+from memory_plugin.compat import pg_async_connections, pg_connections
 
 NOTES_GLOB = "memory_plugin.*.notes"
 
@@ -265,3 +272,45 @@ async def apg_setup(conn: Any, *, lock: bool = True) -> None:
         if await (await conn.execute(_PG_DONE)).fetchone() is None:
             for statement in PG_POSTINGS:
                 await conn.execute(statement)
+
+
+@contextmanager
+def pg_search_connection(store: PostgresStore) -> Iterator[Any]:
+    """A connection of the store's pool, the search tables set up first (once per process)."""
+    with pg_connections.get_connection(store.conn) as conn:
+        if not is_ready(store):
+            pg_setup(conn)
+            mark_ready(store)
+        yield conn
+
+
+@asynccontextmanager
+async def apg_search_connection(store: AsyncPostgresStore) -> AsyncIterator[Any]:
+    """Async twin of pg_search_connection."""
+    async with pg_async_connections.get_connection(store.conn) as conn:
+        if not is_ready(store):
+            await apg_setup(conn)
+            mark_ready(store)
+        yield conn
+
+
+@contextmanager
+def sqlite_search_connection(store: SqliteStore) -> Iterator[Any]:
+    """The store's connection under its lock, the search tables set up first."""
+    with store.lock:
+        if not is_ready(store):
+            sqlite_setup(store.conn)
+            mark_ready(store)
+        yield store.conn
+
+
+@asynccontextmanager
+async def asqlite_search_connection(store: AsyncSqliteStore) -> AsyncIterator[Any]:
+    """Async twin of sqlite_search_connection (setting the store itself up when needed)."""
+    if not store.is_setup:
+        await store.setup()
+    async with store.lock:
+        if not is_ready(store):
+            await asqlite_setup(store.conn)
+            mark_ready(store)
+        yield store.conn

@@ -36,12 +36,10 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from memory_plugin.backends import vectors
 from memory_plugin.backends.fts import (
-    apg_setup,
-    asqlite_setup,
-    is_ready,
-    mark_ready,
-    pg_setup,
-    sqlite_setup,
+    apg_search_connection,
+    asqlite_search_connection,
+    pg_search_connection,
+    sqlite_search_connection,
 )
 from memory_plugin.compat import pg_async_connections, pg_connections
 from memory_plugin.text import BM25_B, BM25_K1, bm25_scores, query_words, search_terms
@@ -263,17 +261,11 @@ def live_keys(store: BaseStore, request: LiveKeys) -> set[str]:
         return set()
     prefix = _prefix(request.namespace)
     if isinstance(store, PostgresStore):
-        with pg_connections.get_connection(store.conn) as conn:
-            if not is_ready(store):
-                pg_setup(conn)
-                mark_ready(store)
+        with pg_search_connection(store) as conn:
             rows = conn.execute(_PG_LIVE, (prefix, list(request.keys))).fetchall()
             return {row["key"] if isinstance(row, dict) else row[0] for row in rows}
     if isinstance(store, SqliteStore):
-        with store.lock:
-            if not is_ready(store):
-                sqlite_setup(store.conn)
-                mark_ready(store)
+        with sqlite_search_connection(store):
             args = (prefix, orjson.dumps(request.keys).decode())
             return {key for (key,) in store.conn.execute(_SQLITE_LIVE, args).fetchall()}
     return _live(store.batch(_live_ops(request)))
@@ -285,19 +277,11 @@ async def alive_keys(store: BaseStore, request: LiveKeys) -> set[str]:
         return set()
     prefix = _prefix(request.namespace)
     if isinstance(store, AsyncPostgresStore):
-        async with pg_async_connections.get_connection(store.conn) as conn:
-            if not is_ready(store):
-                await apg_setup(conn)
-                mark_ready(store)
+        async with apg_search_connection(store) as conn:
             cur = await conn.execute(_PG_LIVE, (prefix, list(request.keys)))
             return {row["key"] if isinstance(row, dict) else row[0] for row in await cur.fetchall()}
     if isinstance(store, AsyncSqliteStore):
-        if not store.is_setup:
-            await store.setup()
-        async with store.lock:
-            if not is_ready(store):
-                await asqlite_setup(store.conn)
-                mark_ready(store)
+        async with asqlite_search_connection(store):
             args = (prefix, orjson.dumps(request.keys).decode())
             return {key for (key,) in await store.conn.execute_fetchall(_SQLITE_LIVE, args)}
     if isinstance(store, SqliteStore | PostgresStore):
@@ -313,16 +297,10 @@ def keyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:
     prefix = _prefix(request.namespace)
     if isinstance(store, PostgresStore):
         params = {"query": " ".join(words), "prefix": prefix, "limit": request.limit}
-        with pg_connections.get_connection(store.conn) as conn:
-            if not is_ready(store):
-                pg_setup(conn)
-                mark_ready(store)
+        with pg_search_connection(store) as conn:
             return _pg_scored(conn.execute(_PG_KEYWORD, params).fetchall())
     if isinstance(store, SqliteStore):
-        with store.lock:
-            if not is_ready(store):
-                sqlite_setup(store.conn)
-                mark_ready(store)
+        with sqlite_search_connection(store):
             args = (_fts_match(prefix, words), request.limit)
             return _sqlite_scored(store.conn.execute(_SQLITE_KEYWORD, args).fetchall())
     return _python_scored(request.query, _items(store, request.namespace), request.limit)
@@ -336,19 +314,11 @@ async def akeyword_search(store: BaseStore, request: KeywordSearch) -> list[Scor
     prefix = _prefix(request.namespace)
     if isinstance(store, AsyncPostgresStore):
         params = {"query": " ".join(words), "prefix": prefix, "limit": request.limit}
-        async with pg_async_connections.get_connection(store.conn) as conn:
-            if not is_ready(store):
-                await apg_setup(conn)
-                mark_ready(store)
+        async with apg_search_connection(store) as conn:
             cur = await conn.execute(_PG_KEYWORD, params)
             return _pg_scored(await cur.fetchall())
     if isinstance(store, AsyncSqliteStore):
-        if not store.is_setup:
-            await store.setup()
-        async with store.lock:
-            if not is_ready(store):
-                await asqlite_setup(store.conn)
-                mark_ready(store)
+        async with asqlite_search_connection(store):
             args = (_fts_match(prefix, words), request.limit)
             return _sqlite_scored(await store.conn.execute_fetchall(_SQLITE_KEYWORD, args))
     if isinstance(store, SqliteStore | PostgresStore):
