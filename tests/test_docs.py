@@ -8,8 +8,9 @@ The rule, block by block (like langmem's docstring-example test, for Markdown):
   that output: every non-empty line of the text block must appear in what the snippet
   printed. Snippets use `memory_plugin.OfflineModel()`, so no key and no network is needed.
 - ```bash blocks run the same way with `bash -e`, this venv's `bin/` first on PATH, unless a
-  line installs packages (`pip install`) or starts a server (`langgraph dev`): those need
-  the network or a port, and are the only bash blocks not run.
+  line installs packages (`pip install`) or starts a server (`langgraph dev`, `memory-plugin
+  serve`): those need the network or a port, and are the only bash blocks not run (the
+  servers are started by tests/test_studio.py and tests/test_cli_serve.py).
 - Every other fence (```text, ```console, ```json, ...) is output or an illustration and is
   not run; commands that cannot run here (a crontab line, a client of a running LangGraph
   Server) are written that way, with a note in the text.
@@ -29,7 +30,7 @@ import pytest
 ROOT = Path(__file__).parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
-NOT_RUN = ("pip install", "langgraph dev")
+NOT_RUN = ("pip install", "langgraph dev", "memory-plugin serve")
 TIMEOUT = 180
 
 
