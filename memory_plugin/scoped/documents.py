@@ -10,7 +10,7 @@ its text as a new version through the same validated path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,8 @@ from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 from memory_plugin.backends.conditional import next_version
 from memory_plugin.errors import ConflictError, MemoryWriteError
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion
+from memory_plugin.provenance import Provenance, provenance_of, stamped
+from memory_plugin.provenance import current as current_provenance
 from memory_plugin.replies import RejectedReply, checked_rewrite
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope
@@ -40,6 +42,7 @@ class Document:
     version: int
     updated_at: str
     folded: tuple[str, ...] = ()
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,13 @@ def to_document(item: Item | None) -> Document | None:
     if item is None:
         return None
     value = item.value
-    return Document(value["text"], value["version"], value["updated_at"], tuple(value["folded"]))
+    return Document(
+        value["text"],
+        value["version"],
+        value["updated_at"],
+        tuple(value["folded"]),
+        provenance_of(value),
+    )
 
 
 def history_key(version: int) -> str:
@@ -117,6 +126,7 @@ def write_plan(
     expected: int | str | None = CURRENT,
     folded: tuple[str, ...] | None = None,
     now: datetime | None = None,
+    provenance: Provenance | None = None,
 ) -> Plan[DocumentWrite]:
     """Validate (compressing past the hard limit), then save if the version still matches.
 
@@ -125,8 +135,10 @@ def write_plan(
     (nightly consolidation); other writes carry the previous list forward, so a crash between
     saving and marking those notes can still be finished by the next run. Raises
     MemoryWriteError when the text is refused and ConflictError when someone else saved
-    first; nothing is written in either case.
+    first; nothing is written in either case. The version records `provenance` (by default
+    the current one; a compressed write is marked job "compression" when no job is named).
     """
+    origin = provenance or current_provenance()
     visibility = visibility_of(scope.kind)
     cleaned = _clean(text, visibility)
     hard = settings.document_hard_limit_chars
@@ -150,7 +162,10 @@ def write_plan(
     if folded is None:
         folded = current.folded if current and current.version == expected else ()
     stamp = (now or datetime.now(UTC)).astimezone(UTC).isoformat()
-    value = {"text": cleaned, "updated_at": stamp, "folded": list(folded)}
+    origin = replace(origin, at=stamp)
+    if compressed and origin.job is None:
+        origin = replace(origin, job="compression")
+    value = stamped({"text": cleaned, "updated_at": stamp, "folded": list(folded)}, origin)
     version = next_version(expected)
     entry = PutOp(scope.child(HISTORY), history_key(version), {**value, "version": version})
     stored = yield PutIfVersion(scope.child(DOCUMENT), CURRENT, value, expected, also=(entry,))
@@ -160,7 +175,7 @@ def write_plan(
             f"the memory document changed since it was read (now version "
             f"{latest.version if latest else 0}); nothing was saved",
         )
-    document = Document(cleaned, stored["version"], stamp, folded)
+    document = Document(cleaned, stored["version"], stamp, folded, origin)
     warning = size_warning(cleaned, settings)
     return DocumentWrite(document, compressed, [warning] if warning else [])
 

@@ -20,6 +20,7 @@ from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
 from memory_plugin.backends.claims import InsertMany, InsertNext, positioned_key
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan, PutIfVersion
+from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope
 
@@ -45,6 +46,7 @@ class Note:
     created_at: str
     consolidated: bool
     version: int
+    provenance: Provenance | None = None
 
     @property
     def body(self) -> str:
@@ -96,6 +98,7 @@ def to_note(item: Item) -> Note | None:
         created_at=value["created_at"],
         consolidated=bool(value.get("consolidated")),
         version=value["version"],
+        provenance=provenance_of(value),
     )
 
 
@@ -130,14 +133,21 @@ def all_notes_plan(scope: Scope) -> Plan[list[Note]]:
 
 
 def append_plan(
-    scope: Scope, text: Any, max_chars: int, now: datetime, semantic: bool
+    scope: Scope,
+    text: Any,
+    max_chars: int,
+    now: datetime,
+    semantic: bool,
+    provenance: Provenance | None = None,
 ) -> Plan[Note]:
-    """Validate and append one note at the next position of its UTC day."""
+    """Validate and append one note at the next position of its UTC day, recording its
+    provenance (by default the current one)."""
     line = validate_note(text, max_chars, visibility=visibility_of(scope.kind))
     day = now.astimezone(UTC).date().isoformat()
     created_at = now.astimezone(UTC).isoformat()
+    origin = provenance or current(at=created_at)
     value = {"text": line, "day": day, "created_at": created_at, "consolidated": False}
-    stored = yield InsertNext(scope.child(NOTES), day, value)
+    stored = yield InsertNext(scope.child(NOTES), day, stamped(value, origin))
     key = note_key(day, stored["position"])
     if semantic:
         try:
@@ -146,7 +156,8 @@ def append_plan(
             ]
         except Exception:
             logger.warning("note %s stored but not indexed for semantic recall", key, exc_info=True)
-    return Note(key, line, day, stored["position"], created_at, False, int(stored["version"]))
+    position, version = stored["position"], int(stored["version"])
+    return Note(key, line, day, position, created_at, False, version, origin)
 
 
 DayLike = date | datetime | str
@@ -172,7 +183,10 @@ def note_day(day: Any) -> tuple[str, str]:
 
 
 def _imported(
-    notes: Iterable[tuple[DayLike, Any]], max_chars: int, visibility: Visibility
+    notes: Iterable[tuple[DayLike, Any]],
+    max_chars: int,
+    visibility: Visibility,
+    origin: Provenance,
 ) -> list[dict[str, Any]]:
     """Every note validated and screened as remember does, before anything is written."""
     values = []
@@ -186,7 +200,8 @@ def _imported(
             line = validate_note(text, max_chars, visibility=visibility)
         except MemoryWriteError as exc:
             raise MemoryWriteError(f"note {number}: {exc}") from exc
-        values.append({"text": line, "day": day, "created_at": created_at, "consolidated": False})
+        value = {"text": line, "day": day, "created_at": created_at, "consolidated": False}
+        values.append(stamped(value, origin))
     return values
 
 
@@ -195,7 +210,7 @@ def import_plan(
 ) -> Plan[list[Note]]:
     """Validate every note, then append them in order, each at the next position of its own
     day, in batches; nothing is written when any note is refused."""
-    values = _imported(notes, max_chars, visibility_of(scope.kind))
+    values = _imported(notes, max_chars, visibility_of(scope.kind), current())
     by_day: dict[str, list[int]] = {}
     for index, value in enumerate(values):
         by_day.setdefault(value["day"], []).append(index)
@@ -215,6 +230,7 @@ def import_plan(
             v["created_at"],
             False,
             int(v["version"]),
+            provenance_of(v),
         )
         for v in stored
     ]

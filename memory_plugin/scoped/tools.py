@@ -17,6 +17,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError
 from memory_plugin.events import emit
 from memory_plugin.identity import Membership
+from memory_plugin.provenance import tool_origin
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import Document, DocumentWrite
 from memory_plugin.scoped.notes import Note
@@ -127,16 +128,22 @@ def scoped_memory_tools(
         return tool_context(runtime, membership)
 
     def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
-        return _noted(memory(runtime).remember(_context(runtime), text))
+        ctx = _context(runtime)
+        with tool_origin("remember", runtime, ctx.user_id):
+            return _noted(memory(runtime).remember(ctx, text))
 
     async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
-        return _noted(await memory(runtime).aremember(_context(runtime), text))
+        ctx = _context(runtime)
+        with tool_origin("remember", runtime, ctx.user_id):
+            return _noted(await memory(runtime).aremember(ctx, text))
 
     def update_memory(content: str, runtime: ToolRuntime[Any, Any]) -> Answer:
         scoped, ctx, seen = memory(runtime), _context(runtime), seen_version(runtime.state)
         if seen != UNSEEN:
             try:
-                return _saved(scoped.write_document(ctx, content, expected_version=seen))
+                with tool_origin(UPDATE_MEMORY_TOOL, runtime, ctx.user_id):
+                    write = scoped.write_document(ctx, content, expected_version=seen)
+                return _saved(write)
             except ConflictError:
                 pass
         return _merge(scoped.read_document(ctx), seen == UNSEEN)
@@ -145,7 +152,9 @@ def scoped_memory_tools(
         scoped, ctx, seen = memory(runtime), _context(runtime), seen_version(runtime.state)
         if seen != UNSEEN:
             try:
-                return _saved(await scoped.awrite_document(ctx, content, expected_version=seen))
+                with tool_origin(UPDATE_MEMORY_TOOL, runtime, ctx.user_id):
+                    write = await scoped.awrite_document(ctx, content, expected_version=seen)
+                return _saved(write)
             except ConflictError:
                 pass
         return _merge(await scoped.aread_document(ctx), seen == UNSEEN)

@@ -17,6 +17,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
 from memory_plugin.plans import ModelCall, Plan
+from memory_plugin.provenance import current, origin, turn_of
 from memory_plugin.replies import reply_text
 from memory_plugin.scope import Scope, thread_scope
 from memory_plugin.scoped.notes import Note, append_plan
@@ -49,6 +50,8 @@ def flush_plan(
     entries for the `agent` context's agent; None when disabled or anything failed."""
     if not settings.flush:
         return None
+    with origin(source="node", job="flush", turn=turn_of(messages)):
+        provenance = current()
     try:
         prompt = flush_messages(messages, settings.flush_max_chars)
         if agent is not None:
@@ -60,7 +63,8 @@ def flush_plan(
         if scope is None:
             return None
         text = trim_at_word(text.lstrip("-*• "), settings.flush_max_chars)
-        note = yield from append_plan(scope, text, settings.note_max_chars, now, semantic)
+        limit = settings.note_max_chars
+        note = yield from append_plan(scope, text, limit, now, semantic, provenance)
         emit("scoped", "flushed", scope.kind, note=note.body)
         return note
     except Exception:
