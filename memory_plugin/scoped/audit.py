@@ -17,6 +17,7 @@ import logging
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TypedDict, Unpack
 
 from langgraph.store.base import BaseStore
 
@@ -201,49 +202,28 @@ def audit_plan(
     return report
 
 
+class AuditOptions(TypedDict, total=False):
+    """What to audit: `queries` (else each scope's own notes give them), a `sample` of scopes
+    instead of one context's, `per_scope` queries, the sampling `seed`, and `candidates`
+    overriding recall's candidate breadth (default: each scope's recall_candidates)."""
+
+    queries: Sequence[str] | None
+    sample: int | None
+    per_scope: int
+    seed: int
+    candidates: int | None
+
+
 def recall_audit(
-    store: BaseStore,
-    ctx: MemoryContext | None = None,
-    *,
-    queries: Sequence[str] | None = None,
-    sample: int | None = None,
-    per_scope: int = 20,
-    seed: int = 0,
-    candidates: int | None = None,
+    store: BaseStore, ctx: MemoryContext | None = None, **options: Unpack[AuditOptions]
 ) -> AuditReport:
     """recall@k (5, 10, 20) of the fused recall order against exact search, for the scope of
-    `ctx` or a random sample of scopes; `candidates` overrides recall's candidate breadth
-    (default: each scope's recall_candidates setting)."""
-    plan = audit_plan(
-        LayeredSettings(store),
-        ctx,
-        queries=queries,
-        sample=sample,
-        per_scope=per_scope,
-        seed=seed,
-        candidates=candidates,
-    )
-    return run(store, plan)
+    `ctx` or a random sample of scopes (see AuditOptions)."""
+    return run(store, audit_plan(LayeredSettings(store), ctx, **options))
 
 
 async def arecall_audit(
-    store: BaseStore,
-    ctx: MemoryContext | None = None,
-    *,
-    queries: Sequence[str] | None = None,
-    sample: int | None = None,
-    per_scope: int = 20,
-    seed: int = 0,
-    candidates: int | None = None,
+    store: BaseStore, ctx: MemoryContext | None = None, **options: Unpack[AuditOptions]
 ) -> AuditReport:
     """Async twin of recall_audit."""
-    plan = audit_plan(
-        LayeredSettings(store),
-        ctx,
-        queries=queries,
-        sample=sample,
-        per_scope=per_scope,
-        seed=seed,
-        candidates=candidates,
-    )
-    return await arun(store, plan)
+    return await arun(store, audit_plan(LayeredSettings(store), ctx, **options))
