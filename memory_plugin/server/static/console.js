@@ -1,0 +1,156 @@
+// The console's entry: sign-in, the header and tabs, and the hash routes of each tab.
+
+import { api, clearToken, seg, setToken, takeTokenFromUrl, token } from "./api.js";
+import { renderEntries } from "./entries.js";
+import { renderJobs } from "./jobs.js";
+import { renderProfile } from "./profile.js";
+import { renderScope } from "./scope.js";
+import { renderSettings } from "./settings.js";
+import { alertBox, empty, h, notFound, replace } from "./ui.js";
+
+const TABS = [
+  ["personal", "Personal memory"],
+  ["team", "Team memory"],
+  ["agent", "Agent notes"],
+  ["profile", "What I know about you"],
+  ["settings", "Settings"],
+  ["jobs", "Jobs"],
+];
+
+const main = document.getElementById("main");
+const nav = document.getElementById("tabs");
+const who = document.getElementById("who");
+let me = null;
+
+function route() {
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
+  const [tab = "personal", ...rest] = path.split("/").map(decodeURIComponent);
+  return { tab: tab || "personal", arg: rest.join("/"), params: new URLSearchParams(query || "") };
+}
+
+function signIn(problem) {
+  nav.hidden = true;
+  replace(who);
+  const input = h("input", { id: "token", type: "password", required: true, autocomplete: "off",
+    spellcheck: "false" });
+  replace(main, h("section", { class: "card signin", "aria-labelledby": "signin-title" },
+    h("h1", { id: "signin-title" }, "Sign in"),
+    h("p", { class: "sub" }, "Paste the access token you were given. memory-plugin serve prints a development token, and a link that signs you in."),
+    problem ? alertBox(problem) : null,
+    h("form", { onsubmit: (event) => {
+      event.preventDefault();
+      setToken(input.value.trim());
+      start();
+    } },
+    h("label", { for: "token" }, "Access token"), input,
+    h("div", { class: "actions" }, h("button", { class: "button primary", type: "submit" }, "Sign in")))));
+  input.focus();
+}
+
+function header() {
+  replace(who,
+    h("span", { class: "user" }, me.user_id, me.org_id ? h("span", { class: "muted" }, ` · ${me.org_id}`) : null),
+    h("button", { class: "button small", type: "button", onclick: () => {
+      clearToken();
+      me = null;
+      signIn();
+    } }, "Sign out"));
+  nav.hidden = false;
+  replace(nav, h("ul", {}, TABS.map(([id, label]) =>
+    h("li", {}, h("a", { href: `#/${id}`, "data-tab": id }, label)))));
+}
+
+function scopeSwitcher(kind, current) {
+  const scopes = me.scopes.filter((s) => s.kind === kind);
+  if (scopes.length < 2) return null;
+  return h("nav", { class: "switcher", "aria-label": kind === "team" ? "Workspaces" : "Personal scopes" },
+    scopes.map((s) => {
+      const href = kind === "team" ? `#/team/${seg(s.workspace)}` : s.workspace ? `#/personal/${seg(s.workspace)}` : "#/personal";
+      const label = s.workspace || "Everywhere";
+      return h("a", { href, "aria-current": (s.workspace || "") === current ? "page" : null }, label);
+    }));
+}
+
+function show() {
+  if (!me) return;
+  const { tab, arg, params } = route();
+  for (const link of nav.querySelectorAll("a[data-tab]")) {
+    if (link.dataset.tab === tab) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  const label = TABS.find(([id]) => id === tab);
+  document.title = label ? `${label[1]} · Memory console` : "Memory console";
+  switch (tab) {
+    case "personal": {
+      const scope = arg
+        ? { kind: "personal", workspace: arg, label: "MEMORY.md", path: `/api/personal?workspace=${seg(arg)}` }
+        : me.scopes.find((s) => s.kind === "personal" && !s.workspace) || { kind: "personal", label: "MEMORY.md", path: "/api/personal" };
+      renderScope(main, scope, {
+        title: "Personal memory",
+        intro: `${scope.label}: your private memory${arg ? ` in ${arg}` : ""}. Only you can see it.`,
+        switcher: scopeSwitcher("personal", arg),
+      });
+      break;
+    }
+    case "team": {
+      if (!arg) {
+        const first = me.scopes.find((s) => s.kind === "team");
+        if (first) {
+          location.replace(`#/team/${seg(first.workspace)}`);
+          return;
+        }
+        replace(main, h("header", { class: "page-head" }, h("div", {}, h("h1", {}, "Team memory"))),
+          h("div", { class: "card wide" }, empty("You are not in any workspace",
+            "Team memory (TEAM_MEMORY.md) belongs to a workspace. Once you are a member of one, its memory appears here.")));
+        break;
+      }
+      renderScope(main, { kind: "team", workspace: arg, label: "TEAM_MEMORY.md", path: `/api/team/${seg(arg)}` }, {
+        title: "Team memory",
+        intro: `TEAM_MEMORY.md of workspace ${arg}: every member can read and edit it.`,
+        switcher: scopeSwitcher("team", arg),
+      });
+      break;
+    }
+    case "agent":
+      renderEntries(main);
+      break;
+    case "profile":
+      renderProfile(main);
+      break;
+    case "settings":
+      renderSettings(main, me, params);
+      break;
+    case "jobs":
+      renderJobs(main, me);
+      break;
+    default:
+      replace(main, h("div", { class: "card wide" }, notFound()));
+  }
+}
+
+async function start() {
+  if (!token()) return signIn();
+  try {
+    me = await api("/api/me");
+  } catch (error) {
+    if (error.status === 401) {
+      clearToken();
+      return signIn("That token was not accepted. Check it and try again.");
+    }
+    replace(main, alertBox(error.message));
+    return;
+  }
+  header();
+  show();
+}
+
+window.addEventListener("hashchange", () => {
+  show();
+  main.focus({ preventScroll: true });
+});
+document.querySelector(".skip").addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
+takeTokenFromUrl();
+start();
