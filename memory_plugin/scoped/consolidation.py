@@ -11,7 +11,9 @@ unmarked for the next run; the failure is logged, reported with its reason and e
 `consolidation_failed` memory event. A crash after the save and before
 the marks is finished by the next run: the saved document names the notes it folded in, so
 they are marked without being folded a second time. At most `consolidation_max_scopes`
-scopes are processed per run; the rest wait.
+scopes are processed per run; the rest wait. Each run is recorded in the run log
+(memory_plugin.scoped.job_runs), and the documents it writes carry its provenance
+(source "job", job "consolidation", the run's id).
 """
 
 from __future__ import annotations
@@ -30,11 +32,21 @@ from memory_plugin.events import emit
 from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.namespaces import ROOT
 from memory_plugin.plans import ModelCall, Plan, arun, run
+from memory_plugin.provenance import origin
 from memory_plugin.replies import RejectedReply, checked_rewrite
 from memory_plugin.scope import Scope, scope_from_namespace
 from memory_plugin.scoped.documents import read_plan, write_plan
 from memory_plugin.scoped.notes import NOTES, Note, all_notes_plan, update_note_plan
 from memory_plugin.scoped.prompts import consolidation_messages
+from memory_plugin.scoped.run_records import (
+    KEEP_RUNS,
+    JobRun,
+    ScopeRun,
+    check_keep,
+    new_run,
+    run_clock,
+    save_plan,
+)
 from memory_plugin.settings import LayeredSettings, MemorySettings
 
 logger = logging.getLogger(__name__)
@@ -67,6 +79,16 @@ class ConsolidationReport:
     scopes: list[ScopeResult] = field(default_factory=list)
     scopes_waiting: int = 0
     too_new: dict[int, int] = field(default_factory=dict)
+    run: JobRun | None = None
+    """The run's record in the run log (None when it could not be saved)."""
+
+    def add(self, result: ScopeResult, min_age_days: int) -> None:
+        """Count a scope's outcome: listed unless it had nothing to do, its too-new notes
+        counted under the minimum age that held them back."""
+        if result.too_new:
+            self.too_new[min_age_days] = self.too_new.get(min_age_days, 0) + result.too_new
+        if result.status != "nothing":
+            self.scopes.append(result)
 
     @property
     def folded(self) -> int:
@@ -175,7 +197,7 @@ def scope_plan(
     )
 
 
-def _failed(scope: Scope, exc: Exception) -> ScopeResult:
+def failed_result(scope: Scope, exc: Exception) -> ScopeResult:
     """A failed scope's result; the reason is logged (with the traceback when unexpected)."""
     rejected = isinstance(exc, RejectedReply)
     error = str(exc) if rejected else f"{type(exc).__name__}: {exc}"
@@ -189,7 +211,7 @@ def _failed(scope: Scope, exc: Exception) -> ScopeResult:
     return result
 
 
-def _report(scope: Scope, result: ScopeResult) -> None:
+def report_event(scope: Scope, result: ScopeResult) -> None:
     """The scope's outcome as a memory event (a no-op outside a graph run)."""
     if result.status == "failed":
         emit(
@@ -237,6 +259,31 @@ def note_scopes_plan() -> Plan[list[tuple[Scope, MemoryContext]]]:
     return scopes
 
 
+def one_scope_plan(
+    scope: Scope,
+    ctx: MemoryContext,
+    settings: LayeredSettings,
+    maintenance: MaintenanceModel,
+    now: datetime,
+) -> Plan[tuple[ScopeResult, int] | None]:
+    """Consolidate one scope under its effective settings, with the model they name; None
+    when scoped memory is off there. A failure is the scope's result, never raised. With the
+    result comes `consolidation_min_age_days` there, for the summary's "too new" count."""
+    try:
+        effective = yield from settings.effective_plan(ctx)
+        if not effective.values.scoped_memory:
+            return None
+        chosen = maintenance(effective.values)
+        assert chosen is not None
+        result = yield from scope_plan(scope, effective.values, chosen, now)
+        days = effective.values.consolidation_min_age_days
+    except Exception as exc:
+        result, days = failed_result(scope, exc), 0
+    if result.status != "nothing":
+        report_event(scope, result)
+    return result, days
+
+
 def consolidation_plan(
     settings: LayeredSettings,
     model: BaseChatModel | MaintenanceModel,
@@ -254,26 +301,48 @@ def consolidation_plan(
         if processed >= platform.values.consolidation_max_scopes:
             report.scopes_waiting += 1
             continue
-        try:
-            effective = yield from settings.effective_plan(ctx)
-            if not effective.values.scoped_memory:
-                continue
-            chosen = maintenance(effective.values)
-            assert chosen is not None
-            result = yield from scope_plan(scope, effective.values, chosen, now)
-            if result.too_new:
-                days = effective.values.consolidation_min_age_days
-                report.too_new[days] = report.too_new.get(days, 0) + result.too_new
-        except Exception as exc:
-            result = _failed(scope, exc)
+        outcome = yield from one_scope_plan(scope, ctx, settings, maintenance, now)
+        if outcome is None:
+            continue
+        result, days = outcome
+        report.add(result, days)
         if result.status == "nothing":
             continue
-        _report(scope, result)
         processed += 1
-        report.scopes.append(result)
         if progress:
             progress(result)
     return report
+
+
+def recorded_plan(
+    run: JobRun, work: Plan[ConsolidationReport], keep: int, clock: Callable[[], datetime]
+) -> Plan[ConsolidationReport]:
+    """Do `work`, recording it as `run`: "running" first, the outcome at the end (saved
+    best-effort: a store that refuses the record fails nothing)."""
+    yield from save_plan(run)
+    try:
+        report = yield from work
+    except Exception as exc:
+        yield from save_plan(run.crashed(exc, clock()), keep)
+        raise
+    scopes = [ScopeRun.of(r.namespace, r.status, r.folded, r.error) for r in report.scopes]
+    final = run.finish(scopes, report.summary(), clock())
+    report.run = final if (yield from save_plan(final, keep)) else None
+    return report
+
+
+def _nightly(
+    store: BaseStore,
+    model: BaseChatModel,
+    settings: LayeredSettings | None,
+    now: datetime | None,
+    progress: Callable[[ScopeResult], None] | None,
+    keep_runs: int,
+) -> tuple[JobRun, Plan[ConsolidationReport]]:
+    started = now or datetime.now(UTC)
+    record = new_run("consolidation", "nightly", None, started)
+    work = consolidation_plan(settings or LayeredSettings(store), model, started, progress)
+    return record, recorded_plan(record, work, check_keep(keep_runs), run_clock(started))
 
 
 def consolidate(
@@ -283,12 +352,13 @@ def consolidate(
     settings: LayeredSettings | None = None,
     now: datetime | None = None,
     progress: Callable[[ScopeResult], None] | None = None,
+    keep_runs: int = KEEP_RUNS,
 ) -> ConsolidationReport:
-    """Run nightly consolidation over every scope in the store."""
-    plan = consolidation_plan(
-        settings or LayeredSettings(store), model, now or datetime.now(UTC), progress
-    )
-    return run(store, plan)
+    """Run nightly consolidation over every scope in the store, recorded in the run log
+    (the newest `keep_runs` runs are kept)."""
+    record, plan = _nightly(store, model, settings, now, progress, keep_runs)
+    with origin(source="job", job="consolidation", job_run=record.id):
+        return run(store, plan)
 
 
 async def aconsolidate(
@@ -298,9 +368,9 @@ async def aconsolidate(
     settings: LayeredSettings | None = None,
     now: datetime | None = None,
     progress: Callable[[ScopeResult], None] | None = None,
+    keep_runs: int = KEEP_RUNS,
 ) -> ConsolidationReport:
     """Async twin of consolidate."""
-    plan = consolidation_plan(
-        settings or LayeredSettings(store), model, now or datetime.now(UTC), progress
-    )
-    return await arun(store, plan)
+    record, plan = _nightly(store, model, settings, now, progress, keep_runs)
+    with origin(source="job", job="consolidation", job_run=record.id):
+        return await arun(store, plan)

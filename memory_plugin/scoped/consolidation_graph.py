@@ -21,9 +21,11 @@ MAINTENANCE_ENV = env_var("maintenance_model")
 
 
 class ConsolidationState(TypedDict, total=False):
-    """The run's output: a summary line and one entry per scope processed."""
+    """The run's output: a summary line, the run log's id for it (None when it could not be
+    recorded) and one entry per scope processed."""
 
     summary: str
+    run_id: str | None
     folded: int
     failed: int
     scopes: list[dict[str, Any]]
@@ -32,6 +34,7 @@ class ConsolidationState(TypedDict, total=False):
 def _output(report: ConsolidationReport) -> ConsolidationState:
     return {
         "summary": report.summary(),
+        "run_id": report.run.id if report.run else None,
         "folded": report.folded,
         "failed": len(report.failed),
         "scopes": [asdict(result) for result in report.scopes],
