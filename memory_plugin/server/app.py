@@ -1,74 +1,79 @@
-"""The REST app for operators: GET and POST /memory over the bounded entries of the caller."""
+"""The console app: REST over every memory kind (and GET/POST /memory over the bounded
+entries), bearer auth, one OpenAPI schema."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
-from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memory_plugin.backends import aconnect
-from memory_plugin.context import MemoryContext
-from memory_plugin.errors import (
-    BackendUnavailableError,
-    ConflictError,
-    MemoryPluginError,
+from memory_plugin.errors import MemoryPluginError
+from memory_plugin.server import entries, jobs, profile, scoped, threads
+from memory_plugin.server import settings as layers
+from memory_plugin.server.access import (
+    NOT_FOUND,
+    CallerDep,
+    NotFound,
+    not_found_answer,
+    refused_answer,
 )
-from memory_plugin.server.tokens import bearer, load_tokens
+from memory_plugin.server.page import mount_page
+from memory_plugin.server.schemas import Error, Me, MemoryWrite
+from memory_plugin.server.services import Console, ConsoleDep, default_model, written_by
+from memory_plugin.server.tokens import Authenticate, load_tokens
 from memory_plugin.settings import MemorySettings
 
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": Error, "description": what}
+    for status, what in (
+        (400, "refused by a write path (the library's message)"),
+        (401, "missing, unknown or non-bearer token"),
+        (403, "visible, but not yours to change (the reason)"),
+        (404, "not found, or not yours to see: the same answer"),
+        (409, "version conflict: someone saved first"),
+        (503, "the store is unavailable"),
+    )
+}
 
-class MemoryWrite(BaseModel):
-    """The `memory` tool's arguments; any other field (a user, an agent) is refused."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    action: Literal["add", "replace", "remove"]
-    target: Literal["memory", "user"]
-    content: str | None = None
-    old_text: str | None = None
-
-
-def target_json(view: Any) -> dict[str, Any]:
-    """One target as JSON: its entries, characters used, limit and usage string."""
+def me_json(caller: Any) -> dict[str, Any]:
+    """Who the token is, and the scopes it reaches."""
+    scopes = [
+        {"kind": "personal", "workspace": None, "label": "MEMORY.md", "path": scoped.PERSONAL}
+    ]
+    scopes += [
+        {
+            "kind": "team",
+            "workspace": workspace,
+            "label": "TEAM_MEMORY.md",
+            "path": f"/api/team/{workspace}",
+        }
+        for workspace in caller.workspaces
+    ]
     return {
-        "entries": list(view.entries),
-        "used": view.used,
-        "limit": view.limit,
-        "usage": view.usage,
+        "user_id": caller.user_id,
+        "org_id": caller.org_id,
+        "agent_id": caller.agent_id,
+        "workspaces": list(caller.workspaces),
+        "admin": list(caller.admin),
+        "scopes": scopes,
     }
 
 
-def http_error(exc: MemoryPluginError) -> HTTPException:
-    """The HTTP answer to a refused or failed memory call, naming what was wrong."""
-    if isinstance(exc, BackendUnavailableError):
-        status = 503
-    elif isinstance(exc, ConflictError):
-        status = 409
-    else:
-        status = 400
-    return HTTPException(status_code=status, detail=str(exc))
-
-
-def authenticated(
-    request: Request, authorization: Annotated[str | None, Header()] = None
-) -> MemoryContext:
-    """The caller of a request: the user and agent of its bearer token, else 401."""
-    ctx = bearer(authorization, request.app.state.tokens)
-    if ctx is None:
-        raise HTTPException(
-            status_code=401,
-            detail="missing or unknown bearer token",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return ctx
-
-
-Caller = Annotated[MemoryContext, Depends(authenticated)]
+async def http_answer(request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's own HTTP errors; its 404 says exactly what every other 404 says."""
+    assert isinstance(exc, StarletteHTTPException)
+    detail = NOT_FOUND if exc.status_code == 404 else exc.detail
+    return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
 
 def create_app(
@@ -77,13 +82,19 @@ def create_app(
     tokens: Mapping[str, Mapping[str, Any]] | str | os.PathLike[str] | None = None,
     url: str | None = None,
     settings: MemorySettings | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    model: BaseChatModel | None = None,
+    authenticate: Authenticate | None = None,
 ) -> FastAPI:
-    """A FastAPI app over `store`, or over the backend `url` opens (memory_plugin.connect's
-    default without one); callers authenticate with bearer tokens from `tokens` (a mapping, a
-    JSON file, else $MEMORY_AUTH_TOKENS); `settings` are the defaults under the store's layers."""
-    from memory_plugin.bounded import BoundedMemory
-
-    table = load_tokens(tokens)
+    """The console over `store` (and `checkpointer`, for Summarize now), or over the backend
+    `url` opens (memory_plugin.connect's default without one). Callers authenticate with
+    bearer tokens: `authenticate(token)` gives the user mapping, by default the token table
+    `tokens` (a mapping, a JSON file, else $MEMORY_AUTH_TOKENS). `model` compresses,
+    consolidates and summarizes (default: $MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else
+    the offline model); `settings` are the defaults under the store's layers."""
+    if authenticate is None:
+        authenticate = load_tokens(tokens).get
+    chosen = model or default_model()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -91,35 +102,61 @@ def create_app(
             yield
             return
         async with aconnect(url, settings=settings) as backend:
-            app.state.memory = BoundedMemory(backend.store, settings=settings)
+            app.state.console = Console(backend.store, chosen, backend.checkpointer, settings)
             yield
 
-    app = FastAPI(title="memory_plugin", lifespan=lifespan)
-    app.state.tokens = table
+    app = FastAPI(title="memory_plugin console", lifespan=lifespan, responses=ERRORS)
+    app.state.authenticate = authenticate
     if store is not None:
-        app.state.memory = BoundedMemory(store, settings=settings)
+        app.state.console = Console(store, chosen, checkpointer, settings)
+    app.add_exception_handler(NotFound, not_found_answer)
+    app.add_exception_handler(MemoryPluginError, refused_answer)
+    app.add_exception_handler(StarletteHTTPException, http_answer)
 
-    async def targets(ctx: MemoryContext) -> dict[str, Any]:
-        views = await app.state.memory.aread(ctx)
-        return {name: target_json(view) for name, view in views.items()}
-
-    @app.get("/memory")
-    async def read_memory(ctx: Caller) -> dict[str, Any]:
+    @app.get("/memory", tags=["entries"])
+    async def read_memory(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
         """Both bounded targets of the token's user and agent, with their usage."""
-        try:
-            return {"user_id": ctx.user_id, "agent_id": ctx.agent_id, **await targets(ctx)}
-        except MemoryPluginError as exc:
-            raise http_error(exc) from exc
+        views = await console.bounded.aread(caller.context())
+        targets = {name: legacy_target(view) for name, view in views.items()}
+        return {"user_id": caller.user_id, "agent_id": caller.agent_id, **targets}
 
-    @app.post("/memory")
-    async def write_memory(body: MemoryWrite, ctx: Caller) -> dict[str, Any]:
+    @app.post("/memory", tags=["entries"])
+    async def write_memory(
+        body: MemoryWrite, caller: CallerDep, console: ConsoleDep
+    ) -> dict[str, Any]:
         """Add, replace or remove one entry, through the `memory` tool's write path."""
-        try:
-            message = await app.state.memory.aapply(
+        ctx = caller.context()
+        with written_by(caller):
+            message = await console.bounded.aapply(
                 ctx, body.action, body.target, body.content, body.old_text
             )
-            return {"message": message, **await targets(ctx)}
-        except MemoryPluginError as exc:
-            raise http_error(exc) from exc
+        views = await console.bounded.aread(ctx)
+        return {"message": message, **{name: legacy_target(v) for name, v in views.items()}}
 
+    @app.get("/api/me", response_model=Me, tags=["me"])
+    async def me(caller: CallerDep) -> dict[str, Any]:
+        """Who the token is, and the memory scopes it reaches."""
+        return me_json(caller)
+
+    for router in (
+        scoped.personal_router,
+        scoped.team_router,
+        profile.router,
+        entries.router,
+        layers.router,
+        threads.router,
+        jobs.router,
+    ):
+        app.include_router(router)
+    mount_page(app)
     return app
+
+
+def legacy_target(view: Any) -> dict[str, Any]:
+    """One bounded target as GET/POST /memory answer it: plain entry texts."""
+    return {
+        "entries": list(view.entries),
+        "used": view.used,
+        "limit": view.limit,
+        "usage": view.usage,
+    }

@@ -1,31 +1,34 @@
-"""Bearer tokens for the REST app: who a token is, from a JSON token table.
+"""Bearer tokens for the console: who a token is, from a JSON token table.
 
-The table maps each token to a user, in graphs/auth.py's $MEMORY_AUTH_TOKENS format:
+The table maps each token to a user, in graphs/auth.py's $MEMORY_AUTH_TOKENS format, extended
+(older files keep working):
 
-    {"<token>": {"identity": "ann", "agent_id": "helper", "workspace_id": "acme"}, ...}
+    {"<token>": {"identity": "ann", "org_id": "o1", "workspaces": ["acme"],
+                 "workspace_id": "acme", "agent_id": "helper", "spaces": ["s1"],
+                 "admin": ["platform", "org", "space:s1"]}}
 
-`identity` is required; `agent_id`, `workspace_id` and `org_id` are optional. The user and
-agent of every request come from here, never from the request body.
+`identity` is required; everything else is optional. The user, their workspaces and roles
+come from here (or from the app's `authenticate` hook), never from a request.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryPluginError
 
 TOKENS_ENV = "MEMORY_AUTH_TOKENS"
-TokenTable = Mapping[str, MemoryContext]
+Authenticate = Callable[[str], Mapping[str, Any] | None]
+"""token -> the user mapping (the token table's shape), None for an unknown token."""
 
 
 def load_tokens(
     tokens: Mapping[str, Mapping[str, Any]] | str | os.PathLike[str] | None,
-) -> TokenTable:
+) -> dict[str, Mapping[str, Any]]:
     """The token table: a mapping, a JSON file, or the file named by $MEMORY_AUTH_TOKENS."""
     if tokens is None:
         path = os.environ.get(TOKENS_ENV)
@@ -42,24 +45,15 @@ def load_tokens(
             raise MemoryPluginError(f"token file {source} cannot be read as JSON: {exc}") from exc
     if not isinstance(tokens, Mapping):
         raise MemoryPluginError("the token table must map tokens to users")
-    return {str(token): caller(user) for token, user in tokens.items() if token}
+    for user in tokens.values():
+        if not isinstance(user, Mapping) or not isinstance(user.get("identity"), str):
+            raise MemoryPluginError("every token must map to a user with an 'identity' string")
+    return {str(token): user for token, user in tokens.items() if token}
 
 
-def caller(user: Any) -> MemoryContext:
-    """The memory context of one token's user: its identity, agent, workspace and org."""
-    if not isinstance(user, Mapping) or not isinstance(user.get("identity"), str):
-        raise MemoryPluginError("every token must map to a user with an 'identity' string")
-    return MemoryContext(
-        user_id=user["identity"],
-        agent_id=user.get("agent_id"),
-        workspace_id=user.get("workspace_id"),
-        org_id=user.get("org_id"),
-    )
-
-
-def bearer(authorization: str | None, table: TokenTable) -> MemoryContext | None:
-    """The caller of an `Authorization: Bearer <token>` header, None when missing or unknown."""
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, None when missing or not bearer."""
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
-    return table.get(token.strip())
+    return token.strip()

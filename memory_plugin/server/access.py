@@ -1,0 +1,182 @@
+"""Who is calling and what they may reach: callers from bearer tokens, the 404 and 403 rules.
+
+A scope, thread, note, version or run the caller cannot see answers 404 `{"detail": "not
+found"}`, byte for byte like one that does not exist; a visible resource the caller may not
+change answers 403 with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, HTTPException, Request
+from fastapi.responses import JSONResponse
+
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import (
+    BackendUnavailableError,
+    ConflictError,
+    InvalidIdError,
+    LockedSettingError,
+    MemoryPluginError,
+)
+from memory_plugin.namespaces import encode_id
+from memory_plugin.server.tokens import bearer_token
+
+NOT_FOUND = "not found"
+DEFAULT_AGENT = "default"
+
+
+class NotFound(Exception):
+    """Answered 404 `{"detail": "not found"}`: nothing about what was asked is echoed."""
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable):
+        return tuple(str(item) for item in value)
+    return ()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The authenticated user of a request: identity, org, agent, workspaces and roles."""
+
+    user_id: str
+    org_id: str | None = None
+    agent_id: str | None = None
+    workspaces: tuple[str, ...] = ()
+    spaces: tuple[str, ...] = ()
+    admin: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, user: Mapping[str, Any]) -> Caller:
+        """The caller a token's user mapping describes."""
+        pinned = user.get("workspace_id")
+        workspaces = dict.fromkeys([*_names(user.get("workspaces")), *_names(pinned)])
+        org = user.get("org_id")
+        agent = user.get("agent_id")
+        return cls(
+            user_id=str(user["identity"]),
+            org_id=str(org) if org else None,
+            agent_id=str(agent) if agent else None,
+            workspaces=tuple(workspaces),
+            spaces=_names(user.get("spaces")),
+            admin=_names(user.get("admin")),
+        )
+
+    @property
+    def agent(self) -> str:
+        """The agent whose entries the caller sees: the token's, else the default agent."""
+        return self.agent_id or DEFAULT_AGENT
+
+    @property
+    def platform_admin(self) -> bool:
+        """Whether the caller administers the platform settings layer."""
+        return "platform" in self.admin
+
+    def member(self, workspace: str) -> bool:
+        """Whether the caller belongs to `workspace`."""
+        return workspace in self.workspaces
+
+    def administers(self, layer: str, space: str | None) -> bool:
+        """Whether the caller may write a settings layer (their own user layer always)."""
+        if layer == "user":
+            return True
+        if layer == "platform":
+            return self.platform_admin
+        if layer == "org":
+            return self.org_id is not None and "org" in self.admin
+        return space is not None and f"space:{space}" in self.admin
+
+    def context(self) -> MemoryContext:
+        """The caller's own context: no workspace, the token's agent."""
+        return MemoryContext(user_id=self.user_id, org_id=self.org_id, agent_id=self.agent_id)
+
+    def agent_context(self) -> MemoryContext:
+        """The caller's context for agent entries: the token's agent, else the default one."""
+        return MemoryContext(user_id=self.user_id, org_id=self.org_id, agent_id=self.agent)
+
+    def personal(self, workspace: str | None) -> MemoryContext:
+        """The caller's personal scope, inside `workspace` when named (404 unless member)."""
+        if workspace is not None:
+            self._admit(workspace)
+        return MemoryContext(user_id=self.user_id, org_id=self.org_id, workspace_id=workspace)
+
+    def team(self, workspace: str) -> MemoryContext:
+        """The team scope of `workspace` (404 unless the caller is a member)."""
+        self._admit(workspace)
+        return MemoryContext(
+            user_id=self.user_id,
+            org_id=self.org_id,
+            workspace_id=workspace,
+            thread_visibility="shared",
+        )
+
+    def settings_context(self, space: str | None) -> MemoryContext:
+        """The context of the settings the caller sees, in `space` when named (404 unless
+        the caller works in it or administers it)."""
+        if space is not None and space not in self.spaces and not self.administers("space", space):
+            raise NotFound
+        return MemoryContext(user_id=self.user_id, org_id=self.org_id, space_id=space)
+
+    def _admit(self, workspace: str) -> None:
+        if not self.member(workspace):
+            raise NotFound
+        try:
+            encode_id(workspace, what="workspace_id")
+        except InvalidIdError:
+            raise NotFound from None
+
+
+def authenticated(
+    request: Request, authorization: Annotated[str | None, Header()] = None
+) -> Caller:
+    """The caller of a request: the user of its bearer token, else 401."""
+    token = bearer_token(authorization)
+    user = request.app.state.authenticate(token) if token is not None else None
+    if user is None:
+        raise HTTPException(
+            status_code=401,
+            detail="missing or unknown bearer token",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return Caller.of(user)
+
+
+CallerDep = Annotated[Caller, Depends(authenticated)]
+
+
+def forbidden(reason: str) -> HTTPException:
+    """403 for a visible resource the caller may not change, with the reason."""
+    return HTTPException(status_code=403, detail=reason)
+
+
+def status_of(exc: MemoryPluginError) -> int:
+    """The HTTP status of a refused or failed memory call."""
+    if isinstance(exc, BackendUnavailableError):
+        return 503
+    if isinstance(exc, ConflictError):
+        return 409
+    if isinstance(exc, LockedSettingError):
+        return 403
+    return 400
+
+
+def http_error(exc: MemoryPluginError) -> HTTPException:
+    """The HTTP answer to a refused or failed memory call, naming what was wrong."""
+    return HTTPException(status_code=status_of(exc), detail=str(exc))
+
+
+async def not_found_answer(request: Request, exc: Exception) -> JSONResponse:
+    """The one 404 answer."""
+    return JSONResponse({"detail": NOT_FOUND}, status_code=404)
+
+
+async def refused_answer(request: Request, exc: Exception) -> JSONResponse:
+    """A MemoryPluginError raised by a route: its status and message."""
+    assert isinstance(exc, MemoryPluginError)
+    return JSONResponse({"detail": str(exc)}, status_code=status_of(exc))

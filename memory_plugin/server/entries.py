@@ -1,0 +1,109 @@
+"""Routes over bounded entries (the `memory` tool's two targets) and agent memory entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from memory_plugin.agent import Entry
+from memory_plugin.server import schemas
+from memory_plugin.server.access import Caller, CallerDep, NotFound, forbidden
+from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
+
+router = APIRouter(prefix="/api/entries", tags=["entries"])
+ADMIN_ONLY = "only a platform admin may change the agent's shared or read-only entries"
+
+
+def target_json(view: Any) -> dict[str, Any]:
+    """One bounded target as JSON: entries with their provenance, usage and limit."""
+    origins = list(view.provenance) + [None] * (len(view.entries) - len(view.provenance))
+    return {
+        "entries": [
+            {"index": index, "text": text, "provenance": provenance_json(origin)}
+            for index, (text, origin) in enumerate(zip(view.entries, origins, strict=False))
+        ],
+        "used": view.used,
+        "limit": view.limit,
+        "usage": view.usage,
+    }
+
+
+async def targets(console: Console, caller: Caller) -> dict[str, Any]:
+    """Both bounded targets of the caller and their agent."""
+    views = await console.bounded.aread(caller.context())
+    return {name: target_json(view) for name, view in views.items()}
+
+
+@router.get("/bounded", response_model=schemas.Bounded)
+async def read_bounded(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
+    """Both bounded targets of the caller and their agent, with their usage."""
+    return {"agent_id": caller.agent, **await targets(console, caller)}
+
+
+@router.post("/bounded", response_model=schemas.BoundedWrite)
+async def write_bounded(
+    body: schemas.MemoryWrite, caller: CallerDep, console: ConsoleDep
+) -> dict[str, Any]:
+    """Add, replace or remove one entry, through the `memory` tool's write path."""
+    with written_by(caller):
+        message = await console.bounded.aapply(
+            caller.context(), body.action, body.target, body.content, body.old_text
+        )
+    return {"message": message, **await targets(console, caller)}
+
+
+def entry_json(entry: Entry, caller: Caller) -> dict[str, Any]:
+    """An agent entry as JSON, with whether the caller may change it."""
+    return {
+        "key": entry.key,
+        "content": entry.content,
+        "category": entry.category,
+        "visibility": entry.visibility,
+        "importance": entry.importance,
+        "updated_at": entry.updated_at,
+        "expires_at": entry.expires_at,
+        "provenance": provenance_json(entry.provenance),
+        "editable": entry.visibility == "private" or caller.platform_admin,
+    }
+
+
+@router.get("/agent", response_model=schemas.AgentEntries)
+async def list_agent_entries(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
+    """The caller's private entries and the agent's shared and read-only ones."""
+    entries = await console.agent.aentries(caller.agent_context())
+    return {"agent_id": caller.agent, "entries": [entry_json(e, caller) for e in entries]}
+
+
+@router.put("/agent/{key}", response_model=schemas.AgentEntry)
+async def put_agent_entry(
+    key: str, body: schemas.AgentEntryBody, caller: CallerDep, console: ConsoleDep
+) -> dict[str, Any]:
+    """Create or edit an entry (shared and read-only ones: platform admins only)."""
+    visibility = body.visibility or "private"
+    if visibility != "private" and not caller.platform_admin:
+        raise forbidden(ADMIN_ONLY)
+    fields: dict[str, Any] = {"visibility": visibility}
+    if body.category is not None:
+        fields["category"] = body.category
+    if body.importance is not None:
+        fields["importance"] = body.importance
+    with written_by(caller):
+        entry = await console.agent.astore_entry(
+            caller.agent_context(), key, body.content, **fields
+        )
+    return entry_json(entry, caller)
+
+
+@router.delete("/agent/{key}", response_model=schemas.Deleted)
+async def delete_agent_entry(key: str, caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
+    """Delete an entry (shared and read-only ones: platform admins only)."""
+    ctx = caller.agent_context()
+    found = [entry for entry in await console.agent.aentries(ctx) if entry.key == key]
+    if not found:
+        raise NotFound
+    if any(entry.visibility != "private" for entry in found) and not caller.platform_admin:
+        raise forbidden(ADMIN_ONLY)
+    with written_by(caller):
+        await console.agent.aforget(ctx, key)
+    return {"deleted": key}

@@ -1,0 +1,356 @@
+"""The console's request and response models: what /openapi.json describes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Body(BaseModel):
+    """A request body: any field the route does not name (a user, an agent) is refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Error(BaseModel):
+    """A refusal: what was wrong (403, 400, 409, 503), or "not found" (404)."""
+
+    detail: str
+
+
+Unset: Any = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class Provenance(BaseModel):
+    """Where a write came from and when (fields not known are left out)."""
+
+    source: Literal["tool", "node", "job", "api", "code"]
+    at: str
+    thread_id: str | None = Unset
+    turn: int | None = Unset
+    run_id: str | None = Unset
+    tool: str | None = Unset
+    tool_call_id: str | None = Unset
+    job: str | None = Unset
+    job_run: str | None = Unset
+    actor: str | None = Unset
+
+
+class Note(BaseModel):
+    """One dated note."""
+
+    key: str
+    day: str
+    position: int
+    text: str
+    created_at: str
+    consolidated: bool
+    provenance: Provenance | None
+
+
+class Document(BaseModel):
+    """One version of a curated document."""
+
+    text: str
+    version: int
+    updated_at: str
+    chars: int
+    provenance: Provenance | None
+
+
+class Limits(BaseModel):
+    """The document's soft and hard limits, in characters."""
+
+    soft: int
+    hard: int
+
+
+class DocumentAnswer(BaseModel):
+    """The current document (null before the first save) and its limits."""
+
+    document: Document | None
+    limits: Limits
+
+
+class DocumentWrite(BaseModel):
+    """A saved version: compressed when it had to be, with size warnings."""
+
+    document: Document
+    compressed: bool
+    warnings: list[str]
+
+
+class DocumentBody(Body):
+    """A whole new document; `expected_version` is the version read (null: none yet)."""
+
+    text: str
+    expected_version: int | None
+
+
+class RestoreBody(Body):
+    """The version to save again as the current one."""
+
+    version: int = Field(ge=1)
+
+
+class History(BaseModel):
+    """Every saved version, newest first."""
+
+    versions: list[Document]
+
+
+class Day(BaseModel):
+    """The notes of one UTC day, newest first."""
+
+    day: str
+    notes: list[Note]
+
+
+class NotesPage(BaseModel):
+    """Days with notes, newest first; `older` is the `before` of the next page."""
+
+    days: list[Day]
+    older: str | None
+
+
+class SearchHit(BaseModel):
+    """A note that matches the query, and how well."""
+
+    note: Note
+    score: float
+
+
+class SearchAnswer(BaseModel):
+    """The best matching notes, best first."""
+
+    hits: list[SearchHit]
+
+
+class Deleted(BaseModel):
+    """The key of the note deleted."""
+
+    deleted: str
+
+
+class ScopeLink(BaseModel):
+    """A memory scope the caller can open."""
+
+    kind: Literal["personal", "team"]
+    workspace: str | None
+    label: str
+    path: str
+
+
+class Me(BaseModel):
+    """Who the token is, and the scopes it reaches."""
+
+    user_id: str
+    org_id: str | None
+    agent_id: str | None
+    workspaces: list[str]
+    admin: list[str]
+    scopes: list[ScopeLink]
+
+
+class ScopeRun(BaseModel):
+    """One scope of a consolidation run."""
+
+    namespace: list[str]
+    kind: Literal["personal", "team"]
+    workspace_id: str | None
+    user_id: str | None
+    org_id: str | None
+    status: str
+    folded: int
+    error: str | None
+
+
+class JobRun(BaseModel):
+    """One consolidation run and its results."""
+
+    id: str
+    job: str
+    trigger: Literal["nightly", "manual"]
+    by: str | None
+    started_at: str
+    finished_at: str | None
+    status: Literal["running", "succeeded", "failed", "partial"]
+    summary: str
+    folded: int
+    scopes: list[ScopeRun]
+
+
+class JobRuns(BaseModel):
+    """The last runs, newest first."""
+
+    runs: list[JobRun]
+
+
+class ProfileText(BaseModel):
+    """The profile as Markdown, with when it was last updated and over how many turns."""
+
+    markdown: str
+    last_updated: str
+    turn_count: int
+
+
+class ProfileOperation(BaseModel):
+    """One bullet-level change of the profile."""
+
+    op: str
+    section: str
+    before: str | None
+    after: str | None
+
+
+class ProfileChange(BaseModel):
+    """One profile write."""
+
+    at: str
+    operations: list[ProfileOperation]
+    provenance: Provenance | None
+
+
+class ProfileAnswer(BaseModel):
+    """The caller's profile, whether it is on (and why not), and its change log."""
+
+    enabled: bool
+    reason: str
+    blocked_by_web_search: bool
+    profile: ProfileText | None
+    changes: list[ProfileChange]
+
+
+class OptedOut(BaseModel):
+    """The opt-out's answer."""
+
+    deleted: bool
+    message: str
+
+
+class BoundedEntry(BaseModel):
+    """One bounded entry."""
+
+    index: int
+    text: str
+    provenance: Provenance | None
+
+
+class Target(BaseModel):
+    """One bounded target: its entries and how full it is."""
+
+    entries: list[BoundedEntry]
+    used: int
+    limit: int
+    usage: str
+
+
+class Bounded(BaseModel):
+    """Both bounded targets of the caller and agent."""
+
+    agent_id: str
+    memory: Target
+    user: Target
+
+
+class BoundedWrite(BaseModel):
+    """The write's message and both targets after it."""
+
+    message: str
+    memory: Target
+    user: Target
+
+
+class MemoryWrite(Body):
+    """The `memory` tool's arguments; any other field (a user, an agent) is refused."""
+
+    action: Literal["add", "replace", "remove"]
+    target: Literal["memory", "user"]
+    content: str | None = None
+    old_text: str | None = None
+
+
+class AgentEntry(BaseModel):
+    """One agent memory entry, and whether the caller may change it."""
+
+    key: str
+    content: str
+    category: str
+    visibility: Literal["private", "shared", "read_only"]
+    importance: float
+    updated_at: str
+    expires_at: str | None
+    provenance: Provenance | None
+    editable: bool
+
+
+class AgentEntries(BaseModel):
+    """The caller's private entries and the agent's shared ones."""
+
+    agent_id: str
+    entries: list[AgentEntry]
+
+
+class AgentEntryBody(Body):
+    """A new or edited agent entry."""
+
+    content: str
+    category: str | None = None
+    visibility: Literal["private", "shared", "read_only"] | None = None
+    importance: float | None = Field(default=None, ge=0, le=1)
+
+
+class SettingField(BaseModel):
+    """One setting: its type, default, bounds and the layers that may set it."""
+
+    name: str
+    type: str
+    default: Any
+    description: str
+    minimum: float | None
+    maximum: float | None
+    layers: list[str]
+
+
+class LayerRecord(BaseModel):
+    """What one layer stores, and whether the caller may change it."""
+
+    values: dict[str, Any]
+    locked: list[str]
+    editable: bool
+
+
+class ProfileSwitch(BaseModel):
+    """Whether the user's profile switch can be used, and why not."""
+
+    enabled: bool
+    disabled_reason: str | None
+
+
+class SettingsAnswer(BaseModel):
+    """Effective and stored values side by side."""
+
+    fields: list[SettingField]
+    effective: dict[str, Any]
+    env: list[str]
+    locked: list[str]
+    layers: dict[str, LayerRecord]
+    profile_switch: ProfileSwitch
+
+
+class SettingsBody(Body):
+    """Changes to one layer: set values, clear them, (un)lock them (platform only)."""
+
+    set: dict[str, Any] = Field(default_factory=dict)
+    clear: list[str] = Field(default_factory=list)
+    lock: list[str] = Field(default_factory=list)
+    unlock: list[str] = Field(default_factory=list)
+
+
+class Summarized(BaseModel):
+    """What Summarize now did."""
+
+    status: str
+    message: str
+    kind: str

@@ -1,0 +1,99 @@
+"""What the console's routes work with: one store, the memory kinds over it, the model that
+compresses, consolidates and summarizes, and the checkpointer Summarize now reads."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
+
+from memory_plugin.agent import AgentMemory
+from memory_plugin.bounded import BoundedMemory
+from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.provenance import Provenance, origin
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.server.access import Caller
+from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
+
+MODEL_ENVS = ("MEMORY_MAINTENANCE_MODEL", "MEMORY_MODEL")
+
+
+def default_model() -> BaseChatModel:
+    """$MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else the offline model."""
+    from memory_plugin.models import resolve_model
+    from memory_plugin.offline import OfflineModel
+
+    for name in MODEL_ENVS:
+        spec = os.environ.get(name)
+        if spec:
+            return resolve_model(spec)
+    return OfflineModel()
+
+
+@dataclass
+class Console:
+    """The memory kinds over one store, for the routes."""
+
+    store: BaseStore
+    model: BaseChatModel
+    checkpointer: BaseCheckpointSaver[Any] | None = None
+    defaults: MemorySettings | None = None
+    cache: SettingsCache = field(init=False)
+    scoped: ScopedMemory = field(init=False)
+    profile: ProfileMemory = field(init=False)
+    bounded: BoundedMemory = field(init=False)
+    agent: AgentMemory = field(init=False)
+    _graph: Any = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.cache = SettingsCache(self.defaults)
+        self.scoped = ScopedMemory(self.store, settings=self.cache, model=self.model)
+        self.profile = ProfileMemory(self.store, settings=self.cache, model=self.model)
+        self.bounded = BoundedMemory(self.store, settings=self.cache)
+        self.agent = AgentMemory(self.store, settings=self.cache)
+
+    @property
+    def settings(self) -> LayeredSettings:
+        """The layered settings over the store."""
+        return self.cache.for_store(self.store)
+
+    def graph(self) -> Any:
+        """The memory graph over the same store and checkpointer (built once, for Summarize now)."""
+        if self._graph is None:
+            from memory_plugin.graph import create_memory_graph
+
+            self._graph = create_memory_graph(
+                self.model,
+                store=self.store,
+                checkpointer=self.checkpointer,
+                settings=self.defaults,
+            )
+        return self._graph
+
+
+def console(request: Request) -> Console:
+    """The app's console services."""
+    found: Console = request.app.state.console
+    return found
+
+
+ConsoleDep = Annotated[Console, Depends(console)]
+
+
+@contextmanager
+def written_by(caller: Caller) -> Iterator[None]:
+    """Writes inside carry provenance source "api", acted by the caller."""
+    with origin(source="api", actor=caller.user_id):
+        yield
+
+
+def provenance_json(value: Provenance | None) -> dict[str, Any] | None:
+    """A provenance as JSON, or None."""
+    return value.to_json() if value is not None else None
