@@ -33,5 +33,9 @@ class MemoryWriteError(MemoryPluginError, ValueError):
     """A memory write was refused by validation or screening; nothing was stored."""
 
 
+class InvalidArgumentError(MemoryPluginError, ValueError):
+    """A read was given a malformed argument (a page cursor, a count, a key); nothing was read."""
+
+
 class ConflictError(MemoryPluginError):
     """Someone else changed the memory since it was read; nothing was stored."""

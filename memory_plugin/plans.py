@@ -3,10 +3,10 @@
 Memory logic is written once as a *plan*: a generator that yields requests and receives
 their results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request
 is a list of store operations, a `PutIfVersion`, an `InsertNext` or `InsertMany`, a
-`KeywordSearch`, `VectorSearch` or `LiveKeys` (memory_plugin.backends.search) or a
-`ModelCall`. `run` drives a plan with the store's and model's sync methods, `arun` with their
-async twins. A failed request is thrown into the plan at its `yield`, so the plan decides
-what a failure means.
+`KeywordSearch`, `VectorSearch` or `LiveKeys` (memory_plugin.backends.search), a `NoteDays`
+(memory_plugin.backends.days) or a `ModelCall`. `run` drives a plan with the store's and
+model's sync methods, `arun` with their async twins. A failed request is thrown into the plan
+at its `yield`, so the plan decides what a failure means.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from memory_plugin.backends.claims import (
     insert_next,
 )
 from memory_plugin.backends.conditional import aput_if_version, put_if_version
+from memory_plugin.backends.days import NoteDays, anote_days, note_days
 from memory_plugin.backends.search import (
     KeywordSearch,
     LiveKeys,
@@ -109,6 +110,7 @@ Request = (
     | KeywordSearch
     | VectorSearch
     | LiveKeys
+    | NoteDays
 )
 Plan = Generator[Request, Any, T]
 
@@ -155,6 +157,8 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
                     result = vector_search(store, request)
                 elif isinstance(request, LiveKeys):
                     result = live_keys(store, request)
+                elif isinstance(request, NoteDays):
+                    result = note_days(store, request)
                 else:
                     result = store.batch([storable_op(op) for op in request])
             except Exception as exc:
@@ -185,6 +189,8 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                     result = await avector_search(store, request)
                 elif isinstance(request, LiveKeys):
                     result = await alive_keys(store, request)
+                elif isinstance(request, NoteDays):
+                    result = await anote_days(store, request)
                 else:
                     result = await store.abatch([storable_op(op) for op in request])
             except Exception as exc:

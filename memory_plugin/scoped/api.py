@@ -30,9 +30,14 @@ from memory_plugin.scoped.notes import (
     NOTE_INDEX,
     DayLike,
     Note,
+    NotesPage,
     all_notes_plan,
     append_plan,
+    get_note_plan,
     import_plan,
+    key_argument,
+    notes_page_plan,
+    page_arguments,
     update_note_plan,
 )
 from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
@@ -236,6 +241,40 @@ class ScopedMemory:
     async def alist_notes(self, ctx: MemoryContext, *, days: int | None = None) -> list[Note]:
         """Async twin of list_notes."""
         return await arun(self.store, self._notes(ctx, days))
+
+    def _page(self, ctx: MemoryContext, before: str | None, days: int) -> Plan[NotesPage]:
+        cursor, count = page_arguments(before, days)
+        scope = readable_thread_scope(self._member(ctx))
+        if scope is None:
+            return NotesPage([], None)
+        return (yield from notes_page_plan(scope, cursor, count))
+
+    def notes_page(
+        self, ctx: MemoryContext, *, before: str | None = None, days: int = 3
+    ) -> NotesPage:
+        """The live notes of the `days` newest days that have notes (1 to 31), before the
+        ISO date `before` (exclusive; None: from the newest); pass the page's `older` as
+        `before` for the next page."""
+        return run(self.store, self._page(ctx, before, days))
+
+    async def anotes_page(
+        self, ctx: MemoryContext, *, before: str | None = None, days: int = 3
+    ) -> NotesPage:
+        """Async twin of notes_page."""
+        return await arun(self.store, self._page(ctx, before, days))
+
+    def _get_note(self, ctx: MemoryContext, key: str) -> Plan[Note | None]:
+        checked = key_argument(key)
+        scope = readable_thread_scope(self._member(ctx))
+        return (yield from get_note_plan(scope, checked)) if scope else None
+
+    def get_note(self, ctx: MemoryContext, key: str) -> Note | None:
+        """One live note of the scope by key; None when there is none or it was deleted."""
+        return run(self.store, self._get_note(ctx, key))
+
+    async def aget_note(self, ctx: MemoryContext, key: str) -> Note | None:
+        """Async twin of get_note."""
+        return await arun(self.store, self._get_note(ctx, key))
 
     def _deletable_scope(self, ctx: MemoryContext) -> Scope:
         scope = thread_scope(self._member(ctx))

@@ -18,7 +18,8 @@ from typing import Any
 from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
 
 from memory_plugin.backends.claims import InsertMany, InsertNext, positioned_key
-from memory_plugin.errors import MemoryWriteError
+from memory_plugin.backends.days import NoteDays
+from memory_plugin.errors import InvalidArgumentError, MemoryWriteError
 from memory_plugin.plans import Plan, PutIfVersion
 from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
@@ -30,6 +31,7 @@ NOTES = "notes"
 NOTE_INDEX = "note_index"
 PAGE = 1_000
 IMPORT_CHUNK = 1_000
+MAX_PAGE_DAYS = 31
 _BULLET = re.compile(r"^\s*[-*+•](\s+|$)")
 _HEADING = re.compile(r"^\s*#{1,6}(\s|$)")
 _SPACES = re.compile(r"\s+")
@@ -56,6 +58,15 @@ class Note:
     def render(self) -> str:
         """The note as a dated bullet, as injected into prompts."""
         return f"- [{self.day}] {self.body}"
+
+
+@dataclass(frozen=True)
+class NotesPage:
+    """Notes grouped by day, newest day first (notes in a day newest first), and the cursor
+    of the next older page."""
+
+    days: list[tuple[str, list[Note]]]
+    older: str | None
 
 
 def note_key(day: str, position: int) -> str:
@@ -118,6 +129,52 @@ def day_plan(scope: Scope, day: str) -> Plan[list[Item]]:
         items.extend(page)
         if len(page) < PAGE:
             return sorted(items, key=lambda item: item.value["position"])
+
+
+def page_arguments(before: Any, days: Any) -> tuple[str | None, int]:
+    """The checked `before` cursor (an ISO date, exclusive) and day count of a notes page,
+    or InvalidArgumentError naming the argument."""
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_PAGE_DAYS:
+        raise InvalidArgumentError(
+            f"days must be a whole number from 1 to {MAX_PAGE_DAYS}, got {days!r}"
+        )
+    if before is None:
+        return None, days
+    try:
+        valid = isinstance(before, str) and date.fromisoformat(before).isoformat() == before
+    except ValueError:
+        valid = False
+    if not valid:
+        raise InvalidArgumentError(f"before must be an ISO date (YYYY-MM-DD), got {before!r}")
+    return before, days
+
+
+def notes_page_plan(scope: Scope, before: str | None, days: int) -> Plan[NotesPage]:
+    """The live notes of the `days` newest days that have any, before `before`: the days are
+    found from the keys alone, then each day's notes are read in one batch."""
+    found: list[str] = yield NoteDays(scope.child(NOTES), before, days + 1)
+    shown = found[:days]
+    pages = yield [SearchOp(scope.child(NOTES), filter={"day": day}, limit=PAGE) for day in shown]
+    grouped: list[tuple[str, list[Note]]] = []
+    for day, page in zip(shown, pages, strict=True):
+        items = page if len(page) < PAGE else (yield from day_plan(scope, day))
+        notes = [note for item in items if (note := to_note(item)) is not None]
+        if notes:
+            grouped.append((day, sorted(notes, key=lambda note: note.position, reverse=True)))
+    return NotesPage(grouped, shown[-1] if len(found) > days else None)
+
+
+def key_argument(key: Any) -> str:
+    """A checked note key, or InvalidArgumentError."""
+    if not isinstance(key, str) or not key:
+        raise InvalidArgumentError(f"a note key is a non-empty string, got {key!r}")
+    return key
+
+
+def get_note_plan(scope: Scope, key: str) -> Plan[Note | None]:
+    """One live note by key, None when there is none (or it was deleted)."""
+    (item,) = yield [GetOp(scope.child(NOTES), key)]
+    return to_note(item) if item is not None else None
 
 
 def all_notes_plan(scope: Scope) -> Plan[list[Note]]:
