@@ -1,6 +1,6 @@
 """What a profile rewrite changed, as the update operations of the reference (ADD, UPDATE,
 DELETE per bullet, NOOP when nothing did), and how to apply those changes again to a profile
-that someone else changed meanwhile.
+that someone else changed meanwhile; and the change log's records of saved writes.
 
 Within a section, bullets are aligned in order: a run of old bullets replaced by a run of new
 ones is UPDATEs pairwise, then DELETEs for the old bullets left over or ADDs for the new ones
@@ -9,11 +9,13 @@ ones is UPDATEs pairwise, then DELETEs for the old bullets left over or ADDs for
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Literal
+from typing import Any, Literal, cast, get_args
 
 from memory_plugin.profile.document import SECTIONS, Profile
+from memory_plugin.provenance import Provenance, provenance_of, stamped
 
 Op = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 
@@ -76,3 +78,46 @@ def reapply(delta: list[Change], onto: Profile) -> Profile:
         elif change.after is not None and change.after not in bullets:
             bullets.append(change.after)
     return onto.with_sections({s: tuple(b) for s, b in sections.items()})
+
+
+@dataclass(frozen=True)
+class ProfileChange:
+    """One saved profile write: when, the bullet operations it made, and where it came from."""
+
+    at: str
+    operations: tuple[Change, ...]
+    provenance: Provenance | None = None
+
+
+def change_record(
+    at: str, seq: int, delta: list[Change], provenance: Provenance | None
+) -> dict[str, Any]:
+    """The stored form of one profile write in the change log."""
+    operations = [
+        {"op": c.op, "section": c.section, "before": c.before, "after": c.after} for c in delta
+    ]
+    return stamped({"at": at, "seq": seq, "operations": operations}, provenance)
+
+
+def _operation(value: Any) -> Change | None:
+    if not isinstance(value, Mapping):
+        return None
+    op, section = value.get("op"), value.get("section")
+    if op not in get_args(Op) or not isinstance(section, str):
+        return None
+    before, after = value.get("before"), value.get("after")
+    return Change(
+        cast(Op, op),
+        section,
+        before if isinstance(before, str) else None,
+        after if isinstance(after, str) else None,
+    )
+
+
+def to_change(value: Mapping[str, Any]) -> ProfileChange | None:
+    """A change-log record read back; None when it is not one."""
+    at, operations = value.get("at"), value.get("operations")
+    if not isinstance(at, str) or not isinstance(operations, list):
+        return None
+    found = tuple(c for c in map(_operation, operations) if c is not None)
+    return ProfileChange(at, found, provenance_of(value))

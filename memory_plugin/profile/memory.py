@@ -17,18 +17,26 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
-from langgraph.store.base import BaseStore, GetOp, PutOp
+from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
-from memory_plugin.errors import ScopeError
+from memory_plugin.errors import InvalidArgumentError, ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
 from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
 from memory_plugin.profile.budget import body, fit_plan, truncate
-from memory_plugin.profile.changes import Op, changes, diff, reapply
+from memory_plugin.profile.changes import (
+    Op,
+    ProfileChange,
+    change_record,
+    changes,
+    diff,
+    reapply,
+    to_change,
+)
 from memory_plugin.profile.document import (
     SCHEMA_VERSION,
     Profile,
@@ -38,6 +46,7 @@ from memory_plugin.profile.document import (
 )
 from memory_plugin.profile.guard import check_consolidation, proposed
 from memory_plugin.profile.prompts import NOOP, consolidation_messages
+from memory_plugin.provenance import Provenance, current, origin, turn_of
 from memory_plugin.replies import RejectedReply, reply_text
 from memory_plugin.scope import profile_scope
 from memory_plugin.settings import MemorySettings, SettingsCache
@@ -45,8 +54,11 @@ from memory_plugin.tokens import TokenCounter, counter_for
 
 logger = logging.getLogger(__name__)
 KEY = "memory.md"
+CHANGES = "changes"
+KEEP_CHANGES = 100
 BLOCK = "user_profile"
 MAX_ATTEMPTS = 10
+LOG_PAGE = 500
 INSTRUCTION = (
     "## What I know about you\n"
     "Durable context about the user from earlier conversations. Treat it as background: adapt "
@@ -105,7 +117,8 @@ class ProfileMemory:
     `model` consolidates (the graph's maintenance model, see memory_plugin.maintenance); the
     `maintenance_model` setting names another. `store` defaults to the running graph's store;
     `defaults` are the platform defaults in code, `settings` a settings source shared with
-    the graph's other memory kinds; `membership` checks the workspace a run names.
+    the graph's other memory kinds; `membership` checks the workspace a run names. Each saved
+    write is recorded in the user's change log, of which the newest `keep_changes` are kept.
     """
 
     def __init__(
@@ -119,7 +132,11 @@ class ProfileMemory:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         model_loader: Callable[[str], BaseChatModel] | None = None,
         membership: Membership | None = None,
+        keep_changes: int = KEEP_CHANGES,
     ) -> None:
+        if isinstance(keep_changes, bool) or not isinstance(keep_changes, int) or keep_changes < 1:
+            raise ValueError(f"keep_changes must be a whole number from 1, got {keep_changes!r}")
+        self.keep_changes = keep_changes
         self._store = store
         self.maintenance = maintenance_of(model)
         if model_loader is not None:
@@ -199,11 +216,18 @@ class ProfileMemory:
         return (await arun(self.store, self._read_plan(ctx)))[0]
 
     def consolidate_plan(
-        self, ctx: MemoryContext, user: str, assistant: str, settings: MemorySettings | None = None
+        self,
+        ctx: MemoryContext,
+        user: str,
+        assistant: str,
+        settings: MemorySettings | None = None,
+        provenance: Provenance | None = None,
     ) -> Plan[Consolidation]:
         """Ask the model for NOOP or a rewritten profile after one exchange, check the rewrite,
-        and save it with compare-and-swap; on a concurrent change this run's changes are
-        applied again to the newer profile, without another consolidation call."""
+        and save it with compare-and-swap, with its change-log record (`provenance`, by default
+        the current one); on a concurrent change this run's changes are applied again to the
+        newer profile, without another consolidation call."""
+        provenance = provenance or current(job="profile", actor=ctx.user_id)
         if settings is None:
             settings = yield from self._settings_plan(ctx)
         if not enablement(settings)[0] or not ctx.user_id:
@@ -238,7 +262,9 @@ class ProfileMemory:
                 last_updated=now.isoformat(timespec="seconds"),
                 turn_count=base.turn_count + 1,
             )
-            saved = yield PutIfVersion(namespace, KEY, {"text": render(new)}, version)
+            record = change_record(now.isoformat(), new.turn_count, diff(stored, new), provenance)
+            slot = PutOp((*namespace, CHANGES), self._slot(new.turn_count), record, index=False)
+            saved = yield PutIfVersion(namespace, KEY, {"text": render(new)}, version, (slot,))
             if saved is not None:
                 return Consolidation("updated", new, tuple(changes(stored, new)))
             logger.info("profile of %s changed meanwhile; applying this turn again", ctx.user_id)
@@ -268,8 +294,11 @@ class ProfileMemory:
             return {}
         values = (state.get("memory_context") or {}).get("settings")
         settings = MemorySettings.model_construct(**values) if values else None
+        turn = turn_of(state["messages"])
+        with origin(source="node", job="profile", turn=turn, actor=ctx.user_id):
+            provenance = current()
         try:
-            result = yield from self.consolidate_plan(ctx, *exchange, settings)
+            result = yield from self.consolidate_plan(ctx, *exchange, settings, provenance)
         except Exception as exc:
             logger.warning("profile consolidation failed; the profile is unchanged", exc_info=True)
             emit("profile", "failed", "profile", reason=f"{type(exc).__name__}: {exc}")
@@ -279,13 +308,48 @@ class ProfileMemory:
         emit("profile", result.status, "profile", operations=operations, **details)
         return {}
 
+    def _slot(self, seq: int) -> str:
+        """The change-log key of the write numbered `seq`: a ring of `keep_changes` slots."""
+        return f"{seq % self.keep_changes:06d}"
+
+    def _log_plan(self, ctx: MemoryContext) -> Plan[list[Any]]:
+        """Every item of the user's change log (at most `keep_changes`, a few more if it was
+        kept longer before)."""
+        namespace = (*profile_scope(ctx).namespace, CHANGES)
+        items: list[Any] = []
+        while True:
+            (page,) = yield [SearchOp(namespace, limit=LOG_PAGE, offset=len(items))]
+            items.extend(page)
+            if len(page) < LOG_PAGE:
+                return items
+
+    def _changes_plan(self, ctx: MemoryContext, limit: Any) -> Plan[list[ProfileChange]]:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidArgumentError(f"limit must be a whole number from 1, got {limit!r}")
+        if not ctx.user_id:
+            raise ScopeError("the profile's change log needs the user's user_id in the context")
+        items = yield from self._log_plan(ctx)
+        items.sort(key=lambda item: (str(item.value.get("at")), item.value.get("seq", 0)))
+        found = [change for item in reversed(items) if (change := to_change(item.value))]
+        return found[:limit]
+
+    def changes(self, ctx: MemoryContext, limit: int = 50) -> list[ProfileChange]:
+        """The caller's latest profile changes, newest first (at most `limit`)."""
+        return run(self.store, self._changes_plan(ctx, limit))
+
+    async def achanges(self, ctx: MemoryContext, limit: int = 50) -> list[ProfileChange]:
+        """Async twin of changes."""
+        return await arun(self.store, self._changes_plan(ctx, limit))
+
     def _opt_out_plan(self, ctx: MemoryContext) -> Plan[str]:
         if not ctx.user_id:
             raise ScopeError("opting out needs the user's user_id in the context")
         store = self.store
         layered = self._settings.for_store(store)
         yield from layered.update_plan("user", ctx, {"profile_user": False}, (), (), ())
-        yield [PutOp(profile_scope(ctx).namespace, KEY, None)]
+        log = yield from self._log_plan(ctx)
+        gone = [PutOp(item.namespace, item.key, None) for item in log]
+        yield [PutOp(profile_scope(ctx).namespace, KEY, None), *gone]
         return "Context memory is off, and your saved profile has been permanently deleted."
 
     def opt_out(self, ctx: MemoryContext) -> str:
