@@ -1,0 +1,217 @@
+"""The console page in a real browser (Debian's chromium, headless, driven by Playwright) over
+the real app on the SQLite backend, with ann's and mallory's memory seeded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import (
+    ANN_DAYS,
+    ANN_TOKEN,
+    LOCKED,
+    MALLORY_TOKEN,
+    ann_note,
+    artifacts,
+    chromium,
+    seed,
+    serve,
+)
+
+TABS = {
+    "personal": "Ann prefers the quarterly report as a PDF",
+    "team": "Acme deploys on Tuesdays after standup",
+    "agent": "Ann's services run on Python 3.11",
+    "profile": "Your memory profile",
+    "settings": LOCKED,
+    "jobs": "Nightly consolidation",
+}
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('console') / 'memory.db'}"
+    seed(url)
+    with serve(url) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+def open_page(browser: Any, base_url: str, token: str, route: str = "/personal") -> Any:
+    """A fresh page signed in with `token` (from the URL fragment) on `route`."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.errors = errors
+    page.goto(f"{base_url}/#token={token}")
+    page.wait_for_selector("nav#tabs a[data-tab]")
+    assert "token" not in page.url
+    page.goto(f"{base_url}/#{route}")
+    return page
+
+
+@pytest.fixture
+def ann(browser: Any, base_url: str) -> Iterator[Any]:
+    page = open_page(browser, base_url, ANN_TOKEN)
+    yield page
+    assert page.errors == []
+    page.context.close()
+
+
+@pytest.fixture
+def mallory(browser: Any, base_url: str) -> Iterator[Any]:
+    page = open_page(browser, base_url, MALLORY_TOKEN)
+    yield page
+    assert page.errors == []
+    page.context.close()
+
+
+def test_each_tab_loads_and_is_saved_as_a_screenshot(ann: Any, tmp_path: Path) -> None:
+    folder = artifacts(tmp_path)
+    for tab, shown in TABS.items():
+        ann.click(f"nav#tabs a[data-tab={tab}]")
+        ann.get_by_text(shown, exact=False).first.wait_for()
+        assert ann.locator(f"nav#tabs a[data-tab={tab}]").get_attribute("aria-current") == "page"
+        assert ann.locator(".skeleton").count() == 0
+        path = folder / f"console-{tab}.png"
+        ann.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 10_000
+        print(f"screenshot: {path}")
+
+
+def test_the_token_is_kept_for_the_session_and_a_bad_one_asks_again(
+    browser: Any, base_url: str
+) -> None:
+    page = open_page(browser, base_url, ANN_TOKEN)
+    page.reload()
+    page.get_by_text(TABS["personal"]).wait_for()
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Access token").fill("not-a-token")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("That token was not accepted").wait_for()
+    page.get_by_label("Access token").fill(ANN_TOKEN)
+    page.get_by_label("Access token").press("Enter")
+    page.get_by_text(TABS["personal"]).wait_for()
+    page.context.close()
+
+
+def test_search_finds_the_matching_note_only(ann: Any) -> None:
+    ann.get_by_label("Search notes").fill("quarterly report")
+    ann.get_by_label("Search notes").press("Enter")
+    results = ann.locator(".results")
+    results.get_by_text("Ann prefers the quarterly report as a PDF").wait_for()
+    assert "ledger export" not in results.inner_text()
+    ann.get_by_role("button", name="Clear search").click()
+    assert ann.locator(".results").is_hidden()
+    assert ann.locator(".days").get_by_text(ann_note(ANN_DAYS[0])).is_visible()
+
+
+def test_deleting_a_note_asks_first_and_it_stays_gone(ann: Any) -> None:
+    text = ann_note(ANN_DAYS[1])
+    note = ann.locator("li.note", has_text=text)
+    note.get_by_role("button", name="Delete").click()
+    dialog = ann.locator("dialog[open]")
+    assert "Delete this note?" in dialog.inner_text() and text in dialog.inner_text()
+    dialog.get_by_role("button", name="Cancel").click()
+    assert ann.locator("dialog").count() == 0 and note.is_visible()
+    note.get_by_role("button", name="Delete").click()
+    ann.locator("dialog[open]").get_by_role("button", name="Delete note").click()
+    note.wait_for(state="detached")
+    ann.get_by_text("Note deleted.").wait_for()
+    ann.reload()
+    ann.get_by_text(ann_note(ANN_DAYS[0])).wait_for()
+    assert ann.locator("li.note", has_text=text).count() == 0
+
+
+def test_load_older_pages_back_day_by_day(ann: Any) -> None:
+    ann.get_by_text(ann_note(ANN_DAYS[0])).wait_for()
+    assert ann.get_by_text(ann_note(ANN_DAYS[5])).count() == 0
+    older = ann.get_by_role("button", name="Load older")
+    older.click()
+    ann.get_by_text(ann_note(ANN_DAYS[4])).wait_for()
+    while older.is_visible():
+        older.click()
+        ann.wait_for_function("!document.querySelector('[aria-busy]')")
+    ann.get_by_text("No older notes.").wait_for()
+    days = ann.locator("section.day").evaluate_all("els => els.map(e => e.dataset.day)")
+    assert days == sorted(days, reverse=True) and len(days) == len(set(days))
+    assert ANN_DAYS[-1].isoformat() in days
+
+
+def test_editing_the_document_then_restoring_an_older_version(ann: Any) -> None:
+    editor = ann.get_by_label("MEMORY.md text")
+    editor.wait_for()
+    first = "# Ann\n\n- Works on the ledger team"
+    assert ann.get_by_role("button", name="Save").is_disabled()
+    editor.fill("# Ann\n\n- Works on the ledger team\n- Moved to Lisbon")
+    ann.get_by_role("button", name="Save").click()
+    ann.get_by_text("Saved version 3.").wait_for()
+    assert ann.locator("li.version").first.get_attribute("data-version") == "3"
+    ann.reload()
+    assert "Moved to Lisbon" in ann.get_by_label("MEMORY.md text").input_value()
+    ann.get_by_role("button", name="Restore version 1").click()
+    ann.get_by_text("Restored version 1 as version 4.").wait_for()
+    assert ann.get_by_label("MEMORY.md text").input_value() == first
+    versions = ann.locator("li.version").evaluate_all("els => els.map(e => e.dataset.version)")
+    assert versions == ["4", "3", "2", "1"]
+
+
+def test_a_note_shows_where_it_came_from(ann: Any) -> None:
+    note = ann.locator("li.note", has_text="Ann prefers the quarterly report as a PDF")
+    facts = note.locator("details.why dl")
+    assert facts.is_hidden()
+    note.get_by_text("Why?").click()
+    shown = facts.inner_text()
+    for expected in ("ann-thread-1", "user turn 1", "remember", "call-remember-1", "When"):
+        assert expected in shown
+
+
+def test_a_locked_setting_is_refused_with_its_reason(ann: Any) -> None:
+    ann.click("nav#tabs a[data-tab=settings]")
+    row = ann.locator(f"tr[data-setting={LOCKED}]")
+    assert "locked" in row.locator("td.effective").inner_text()
+    row.get_by_role("button", name=f"Edit {LOCKED} in the organization layer").click()
+    row.get_by_label(f"New value of {LOCKED}").fill("5")
+    row.get_by_role("button", name="Save").click()
+    refusal = ann.get_by_role("alert").filter(has_text="Not saved")
+    refusal.wait_for()
+    assert LOCKED in refusal.inner_text()
+
+
+def test_deleting_the_profile_says_it_is_permanent(ann: Any) -> None:
+    ann.click("nav#tabs a[data-tab=profile]")
+    ann.get_by_role("button", name="Turn off and delete my memory").click()
+    dialog = ann.locator("dialog[open]")
+    assert "permanently deletes the memory" in dialog.inner_text()
+    dialog.get_by_role("button", name="Disable and delete").click()
+    ann.get_by_text("permanently deleted").first.wait_for()
+    ann.reload()
+    ann.get_by_text("Context memory is off").first.wait_for()
+    assert ann.locator(".profile-doc").count() == 0
+
+
+def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str) -> None:
+    mallory.get_by_text("Mallory's own reminder about the audit").wait_for()
+    for tab in TABS:
+        mallory.click(f"nav#tabs a[data-tab={tab}]")
+        mallory.wait_for_function("!document.querySelector('#main .skeleton')")
+        text = mallory.locator("main").inner_text()
+        assert "Ann" not in text and "acme" not in text.lower(), tab
+    mallory.click("nav#tabs a[data-tab=team]")
+    mallory.get_by_text("You are not in any workspace").wait_for()
+    answers = []
+    for workspace in ("acme", "made-up-workspace"):
+        mallory.goto(f"{base_url}/#/team/{workspace}")
+        mallory.locator(".not-found").wait_for()
+        answers.append(mallory.locator(".not-found").inner_text())
+        assert "Acme deploys" not in mallory.content()
+    assert answers[0] == answers[1]
