@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 from collections.abc import Sequence
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_plugin.errors import MemoryPluginError
 
@@ -51,6 +52,51 @@ def _consolidate(args: argparse.Namespace) -> int:
         print(f"failed: {'/'.join(result.namespace[1:])}: {result.error}", file=sys.stderr)
     print(report.summary())
     return 1 if report.failed else 0
+
+
+def _dev_user(args: argparse.Namespace) -> dict[str, Any]:
+    """The development token's user: `--user`, member of each `--workspace`, admin of every
+    settings layer (platform, org and each `--space`)."""
+    from memory_plugin.namespaces import check_id
+
+    spaces = [check_id(space, what="--space") for space in dict.fromkeys(args.space or ())]
+    workspaces = dict.fromkeys(args.workspace or ["team"])
+    return {
+        "identity": check_id(args.user, what="--user"),
+        "workspaces": [check_id(workspace, what="--workspace") for workspace in workspaces],
+        "spaces": spaces,
+        "admin": ["platform", "org", *(f"space:{space}" for space in spaces)],
+    }
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from memory_plugin.server import TOKENS_ENV, create_app
+    except ImportError as exc:
+        raise MemoryPluginError(
+            f"serve needs the server extra ({exc.name} is missing): "
+            "pip install 'memory-plugin[server]'"
+        ) from exc
+    from memory_plugin.backends import parse_url
+
+    token_file = args.tokens or os.environ.get(TOKENS_ENV)
+    token = None if token_file else secrets.token_urlsafe(24)
+    tokens: Any = token_file or {token: _dev_user(args)}
+    store = parse_url(args.url).display
+    app = create_app(url=args.url, tokens=tokens)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    address = f"http://{host}:{args.port}/"
+    print(f"Store: {store}")
+    if token is None:
+        print(f"Console: {address} (sign in with a token from {token_file})")
+    else:
+        print(f"Console: {address}#token={token}")
+        print(f"Development token: {token}")
+    sys.stdout.flush()
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
 
 
 def _context(args: argparse.Namespace) -> MemoryContext:
@@ -237,6 +283,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     demo.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
     demo.set_defaults(run=_demo)
+    serve = commands.add_parser(
+        "serve",
+        help="the operator console (web page and REST API) on http://127.0.0.1:8765/",
+        description="Serve the console. Without --tokens (or $MEMORY_AUTH_TOKENS) it makes a "
+        "development token for --user and prints it with the console's URL.",
+    )
+    serve.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port to listen on (8765)")
+    serve.add_argument("--user", default="dev", help="the development token's user (default: dev)")
+    serve.add_argument(
+        "--workspace",
+        action="append",
+        help="a workspace the development user is a member of (repeatable; default: team)",
+    )
+    serve.add_argument(
+        "--space",
+        action="append",
+        help="a space whose settings the development user administers (repeatable)",
+    )
+    serve.add_argument(
+        "--tokens",
+        help="a JSON token file (default: $MEMORY_AUTH_TOKENS); no development token then",
+    )
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn's log level (default: info)",
+    )
+    serve.set_defaults(run=_serve)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
