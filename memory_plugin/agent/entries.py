@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
 
@@ -18,6 +18,7 @@ from memory_plugin.agent.sensitive import sensitive
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
 from memory_plugin.plans import Plan
+from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import screen, strip_control
 from memory_plugin.scope import Scope, agent_scope
 
@@ -40,6 +41,7 @@ class Entry:
     importance: float
     updated_at: str
     expires_at: str | None = None
+    provenance: Provenance | None = None
 
     def expired(self, now: datetime) -> bool:
         """Whether the entry's expiry has passed."""
@@ -150,6 +152,7 @@ def to_entry(item: Item | None) -> Entry | None:
         float(v["importance"]),
         v["updated_at"],
         v.get("expires_at"),
+        provenance_of(v),
     )
 
 
@@ -176,16 +179,25 @@ def _read_only(ctx: MemoryContext, key: str) -> Plan[bool]:
     return entry is not None and entry.visibility == "read_only"
 
 
-def put_plan(ctx: MemoryContext, entry: Entry, semantic: bool, *, model: bool) -> Plan[Entry]:
-    """Store the entry under its key (replacing the previous one); the model (`model`) can
-    neither create nor overwrite a read_only entry."""
+def put_plan(
+    ctx: MemoryContext,
+    entry: Entry,
+    semantic: bool,
+    *,
+    model: bool,
+    provenance: Provenance | None = None,
+) -> Plan[Entry]:
+    """Store the entry under its key (replacing the previous one) with its provenance (by
+    default the current one); the model (`model`) can neither create nor overwrite a
+    read_only entry."""
+    origin = provenance or current(actor=ctx.user_id)
     if model and (entry.visibility == "read_only" or (yield from _read_only(ctx, entry.key))):
         raise MemoryWriteError(f"entry {entry.key!r} is read-only; it cannot be changed")
-    value: dict[str, Any] = {**entry.__dict__, "text": f"{entry.key}: {entry.content}"}
-    del value["key"]
+    fields = {k: v for k, v in entry.__dict__.items() if k not in ("key", "provenance")}
+    value = stamped({**fields, "text": f"{entry.key}: {entry.content}"}, origin)
     ns = scope_for(ctx, entry.visibility).child(ENTRIES)
     yield [PutOp(ns, entry.key, value, index=["text"] if semantic else False)]
-    return entry
+    return replace(entry, provenance=origin)
 
 
 def forget_plan(ctx: MemoryContext, key: Any, *, model: bool) -> Plan[list[str]]:

@@ -9,6 +9,7 @@ from datetime import datetime
 from memory_plugin.agent.entries import new_entry, put_plan
 from memory_plugin.context import MemoryContext
 from memory_plugin.plans import Plan
+from memory_plugin.provenance import Provenance
 
 logger = logging.getLogger(__name__)
 ENTRY_PREFIX = "entry:"
@@ -34,16 +35,21 @@ def split_entries(text: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 def flush_entries_plan(
-    ctx: MemoryContext, entries: list[tuple[str, str]], now: datetime, semantic: bool
+    ctx: MemoryContext,
+    entries: list[tuple[str, str]],
+    now: datetime,
+    semantic: bool,
+    provenance: Provenance | None = None,
 ) -> Plan[int]:
-    """Store the flush's entries (private to the user, shared when there is none); each one
-    the screen or validation refuses is logged and skipped. How many were stored."""
+    """Store the flush's entries (private to the user, shared when there is none) with the
+    flush's provenance; each one the screen or validation refuses is logged and skipped. How
+    many were stored."""
     visibility = "private" if ctx.user_id else "shared"
     stored = 0
     for key, content in entries:
         try:
             entry = new_entry(ctx, key, content, "general", visibility, 0.5, None, now)
-            yield from put_plan(ctx, entry, semantic, model=True)
+            yield from put_plan(ctx, entry, semantic, model=True, provenance=provenance)
             stored += 1
         except Exception:
             logger.warning("flush entry %r not stored", key, exc_info=True)

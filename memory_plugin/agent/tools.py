@@ -17,6 +17,7 @@ from memory_plugin.agent.recall import EntryHit
 from memory_plugin.events import emit
 from memory_plugin.identity import Membership
 from memory_plugin.plans import arun, run
+from memory_plugin.provenance import tool_origin
 from memory_plugin.scoped.tools import tool_context
 from memory_plugin.tooling import Twin, runtime_store, twin_tools
 
@@ -71,7 +72,8 @@ def agent_memory_tools(
     ) -> str:
         fields = dict(key=key, content=content, category=category, visibility=visibility)
         plan = _plan(runtime, importance=importance, expires_in_days=expires_in_days, **fields)
-        return _stored(run(runtime_store(runtime), plan))
+        with tool_origin("memory_store", runtime):
+            return _stored(run(runtime_store(runtime), plan))
 
     async def amemory_store(
         key: str,
@@ -84,7 +86,8 @@ def agent_memory_tools(
     ) -> str:
         fields = dict(key=key, content=content, category=category, visibility=visibility)
         plan = _plan(runtime, importance=importance, expires_in_days=expires_in_days, **fields)
-        return _stored(await arun(runtime_store(runtime), plan))
+        with tool_origin("memory_store", runtime):
+            return _stored(await arun(runtime_store(runtime), plan))
 
     def memory_recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
         plan = service.recall_plan(tool_context(runtime, membership), query, k)

@@ -19,6 +19,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError, ScopeError
 from memory_plugin.namespaces import encode_id, namespace
 from memory_plugin.plans import Plan, PutIfVersion, arun, run
+from memory_plugin.provenance import Provenance, current, provenance_of
 from memory_plugin.safety import screen
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
@@ -48,6 +49,24 @@ def _entries(item: Any) -> tuple[list[str], int | None]:
         return [], None
     value = item.value
     return [str(e) for e in value.get("entries") or []], value.get("version")
+
+
+def _origins(item: Any, count: int) -> tuple[Provenance | None, ...]:
+    """The provenance of each of the item's `count` entries (None where none is recorded)."""
+    stored = item.value.get("provenance") if item is not None else None
+    if not isinstance(stored, list) or len(stored) != count:
+        return (None,) * count
+    return tuple(provenance_of({"provenance": value}) for value in stored)
+
+
+def _carried(
+    old: list[str], origins: tuple[Provenance | None, ...], new: list[str], made: Provenance
+) -> list[dict[str, Any] | None]:
+    """The stored provenance of the new entries: an entry kept keeps its own, a new or
+    rewritten one gets `made`."""
+    kept = dict(zip(reversed(old), reversed(origins), strict=True))
+    found = [kept.get(entry, made) for entry in new]
+    return [origin.to_json() if origin is not None else None for origin in found]
 
 
 class BoundedMemory:
@@ -88,7 +107,8 @@ class BoundedMemory:
         views: dict[str, TargetView] = {}
         for target, item in zip(TARGETS, items, strict=True):
             entries, _ = _entries(item)
-            views[target] = TargetView(target, entries, used(entries), limit_of(settings, target))
+            limit, origins = limit_of(settings, target), _origins(item, len(entries))
+            views[target] = TargetView(target, entries, used(entries), limit, origins)
         return views
 
     def _read(self, ctx: MemoryContext) -> Plan[dict[str, TargetView]]:
@@ -114,6 +134,7 @@ class BoundedMemory:
         check_names(action, target)
         if content is not None and action != "remove":
             screen(content, f"the {target} entry")
+        made = current(actor=ctx.user_id)
         ns = bounded_namespace(ctx)
         settings = yield from self._settings_plan(ctx)
         limit = limit_of(settings, target)
@@ -124,7 +145,9 @@ class BoundedMemory:
             new, answer = edit(entries, action, content, old_text, view)
             if new is None:
                 return answer
-            stored = yield PutIfVersion(ns, target, {"entries": new}, version)
+            origins = _carried(entries, _origins(item, len(entries)), new, made)
+            value = {"entries": new, "provenance": origins}
+            stored = yield PutIfVersion(ns, target, value, version)
             if stored is not None:
                 return answer
         raise ConflictError(f"the {target} entries kept changing; nothing was saved, try again")

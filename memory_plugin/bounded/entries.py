@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memory_plugin.errors import MemoryWriteError
+from memory_plugin.provenance import Provenance
 
 Action = Literal["add", "replace", "remove"]
 Target = Literal["memory", "user"]
@@ -17,12 +18,14 @@ PREVIEW = 60
 
 @dataclass(frozen=True)
 class TargetView:
-    """One target's entries, the characters they use (joined) and its limit."""
+    """One target's entries, the characters they use (joined) and its limit, and where each
+    entry came from (parallel to `entries`; None for entries older than provenance)."""
 
     target: str
     entries: list[str]
     used: int
     limit: int
+    provenance: tuple[Provenance | None, ...] = ()
 
     @property
     def usage(self) -> str:

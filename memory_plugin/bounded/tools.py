@@ -10,6 +10,7 @@ from langgraph.prebuilt import ToolRuntime
 from memory_plugin.bounded.api import BoundedMemory
 from memory_plugin.events import emit
 from memory_plugin.identity import Membership
+from memory_plugin.provenance import tool_origin
 from memory_plugin.scoped.tools import tool_context
 from memory_plugin.tooling import twin_tool
 
@@ -51,7 +52,9 @@ def bounded_memory_tools(
         old_text: str | None = None,
     ) -> str:
         ctx = tool_context(runtime, membership)
-        return _done(action, target, memory.apply(ctx, action, target, content, old_text))
+        with tool_origin(MEMORY_TOOL, runtime, ctx.user_id):
+            answer = memory.apply(ctx, action, target, content, old_text)
+        return _done(action, target, answer)
 
     async def abody(
         action: Literal["add", "replace", "remove"],
@@ -61,7 +64,9 @@ def bounded_memory_tools(
         old_text: str | None = None,
     ) -> str:
         ctx = tool_context(runtime, membership)
-        return _done(action, target, await memory.aapply(ctx, action, target, content, old_text))
+        with tool_origin(MEMORY_TOOL, runtime, ctx.user_id):
+            answer = await memory.aapply(ctx, action, target, content, old_text)
+        return _done(action, target, answer)
 
     return [
         twin_tool(

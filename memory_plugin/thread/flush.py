@@ -45,12 +45,15 @@ def flush_plan(
     now: datetime,
     semantic: bool,
     agent: MemoryContext | None = None,
+    actor: str | None = None,
 ) -> Plan[Note | None]:
     """Ask for the note and append it to the scope (none without one), storing the reply's
-    entries for the `agent` context's agent; None when disabled or anything failed."""
+    entries for the `agent` context's agent; None when disabled or anything failed. Both
+    record the flush as their provenance, with the last turn of the messages summarized and
+    the `actor` whose run it was."""
     if not settings.flush:
         return None
-    with origin(source="node", job="flush", turn=turn_of(messages)):
+    with origin(source="node", job="flush", turn=turn_of(messages), actor=actor):
         provenance = current()
     try:
         prompt = flush_messages(messages, settings.flush_max_chars)
@@ -59,7 +62,7 @@ def flush_plan(
         reply = yield ModelCall(model, prompt, timeout=settings.flush_timeout_seconds)
         text, entries = split_entries(reply_text(reply))
         if agent is not None and entries:
-            yield from flush_entries_plan(agent, entries, now, semantic)
+            yield from flush_entries_plan(agent, entries, now, semantic, provenance)
         if scope is None:
             return None
         text = trim_at_word(text.lstrip("-*• "), settings.flush_max_chars)
@@ -95,6 +98,7 @@ def flush_hook(
             logger.info("no pre-compaction flush note: %s", exc)
         if scope is None and agent is None:
             return None
-        return (yield from flush_plan(model, old, scope, settings, now, semantic, agent))
+        plan = flush_plan(model, old, scope, settings, now, semantic, agent, ctx.user_id)
+        return (yield from plan)
 
     return flush
