@@ -20,6 +20,7 @@ from memory_plugin import MemoryContext, connect, create_memory_graph
 from memory_plugin.agent import AgentMemory
 from memory_plugin.bounded import BoundedMemory
 from memory_plugin.demo import DemoModel
+from memory_plugin.identity import OWNER_METADATA_KEY
 from memory_plugin.provenance import origin
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import LayeredSettings
@@ -82,7 +83,7 @@ def seed(url: str) -> None:
         )
         graph.invoke(
             {"messages": [HumanMessage("Hi, my name is Ann. Send the quarterly report as PDF.")]},
-            {"configurable": {"thread_id": THREAD}},
+            {"configurable": {"thread_id": THREAD}, "metadata": {OWNER_METADATA_KEY: "ann"}},
             context=ANN,
         )
         with origin(source="tool", tool="remember", thread_id="ann-older-thread", turn=2):

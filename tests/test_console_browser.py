@@ -13,6 +13,7 @@ from tests.browser import (
     ANN_DAYS,
     ANN_TOKEN,
     LOCKED,
+    THREAD,
     MALLORY_TOKEN,
     ann_note,
     artifacts,
@@ -81,7 +82,7 @@ def test_each_tab_loads_and_is_saved_as_a_screenshot(ann: Any, tmp_path: Path) -
         ann.click(f"nav#tabs a[data-tab={tab}]")
         ann.get_by_text(shown, exact=False).first.wait_for()
         assert ann.locator(f"nav#tabs a[data-tab={tab}]").get_attribute("aria-current") == "page"
-        assert ann.locator(".skeleton").count() == 0
+        ann.wait_for_function("!document.querySelector('#main .skeleton')")
         path = folder / f"console-{tab}.png"
         ann.screenshot(path=str(path), full_page=True)
         assert path.stat().st_size > 10_000
@@ -122,7 +123,8 @@ def test_deleting_a_note_asks_first_and_it_stays_gone(ann: Any) -> None:
     dialog = ann.locator("dialog[open]")
     assert "Delete this note?" in dialog.inner_text() and text in dialog.inner_text()
     dialog.get_by_role("button", name="Cancel").click()
-    assert ann.locator("dialog").count() == 0 and note.is_visible()
+    ann.locator("dialog").wait_for(state="detached")
+    assert note.is_visible()
     note.get_by_role("button", name="Delete").click()
     ann.locator("dialog[open]").get_by_role("button", name="Delete note").click()
     note.wait_for(state="detached")
@@ -215,3 +217,23 @@ def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str) -> None:
         answers.append(mallory.locator(".not-found").inner_text())
         assert "Acme deploys" not in mallory.content()
     assert answers[0] == answers[1]
+
+
+def test_run_now_records_a_run_and_summarize_now_answers_for_own_threads_only(
+    ann: Any, mallory: Any, base_url: str
+) -> None:
+    ann.click("nav#tabs a[data-tab=jobs]")
+    ann.get_by_role("button", name="MEMORY.md", exact=True).click()
+    ann.locator("li.run").first.wait_for()
+    run = ann.locator("li.run").first
+    assert "run now by ann" in run.inner_text()
+    ann.get_by_label("Thread").fill(THREAD)
+    ann.get_by_role("button", name="Summarize now").click()
+    answer = ann.locator(".alert").last
+    answer.wait_for()
+    assert "Not found" not in answer.inner_text() and answer.inner_text().strip()
+    mallory.goto(f"{base_url}/#/jobs")
+    mallory.get_by_label("Thread").fill(THREAD)
+    mallory.get_by_role("button", name="Summarize now").click()
+    mallory.get_by_text("Not found: no conversation of yours has this id.").wait_for()
+    assert "ann" not in mallory.locator("main").inner_text().lower()

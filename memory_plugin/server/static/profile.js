@@ -56,7 +56,7 @@ async function load(root, main, log) {
   replace(main,
     h("div", { class: "card-head" }, h("h2", { id: "profile-title" }, "Your memory profile"),
       data.profile
-        ? h("p", { class: "sub" }, "Updated ", timeEl(data.profile.last_updated), ` · after ${data.profile.turn_count} turns`)
+        ? h("p", { class: "sub" }, "Updated ", timeEl(data.profile.last_updated), ` · after ${data.profile.turn_count} ${data.profile.turn_count === 1 ? "turn" : "turns"}`)
         : h("p", { class: "sub" }, data.enabled ? "Context memory is on" : "Context memory is off")),
     state,
     data.profile ? markdown(data.profile.markdown) : empty("Nothing is known about you yet",
@@ -89,7 +89,8 @@ function change(record) {
 function markdown(text) {
   const out = h("div", { class: "profile-doc" });
   let list = null;
-  for (const line of text.split("\n")) {
+  const body = text.replace(/^---\n[\s\S]*?\n---\n?/, "");
+  for (const line of body.split("\n")) {
     const trimmed = line.trim();
     if (!trimmed) { list = null; continue; }
     const heading = /^(#{1,4})\s+(.*)$/.exec(trimmed);
@@ -100,6 +101,9 @@ function markdown(text) {
     } else if (bullet) {
       if (!list) out.append((list = h("ul", {})));
       list.append(h("li", {}, bullet[1]));
+    } else if (trimmed === "_(empty)_") {
+      list = null;
+      out.append(h("p", { class: "muted" }, "Nothing yet"));
     } else {
       list = null;
       out.append(h("p", {}, trimmed));

@@ -134,13 +134,13 @@ class DocumentEditor {
     const notes = [...(answer.warnings || [])];
     if (answer.compressed) notes.unshift("The text was over the hard limit, so it was compressed before saving.");
     replace(this.status, notes.map((text) => alertBox(text, "warn")));
-    toast(`${verb} version ${answer.document.version}.`);
     try {
       this.versions = (await api(url(this.scope, "/document/history"))).versions;
     } catch {
       this.versions = [answer.document, ...this.versions];
     }
     this.show();
+    toast(`${verb} version ${answer.document.version}.`);
   }
 
   refused(error) {
