@@ -75,6 +75,7 @@ def test_code_writes_and_origin_blocks(backend: Backend) -> None:
         with origin(job="import"):
             imported = memory.import_notes(ANN, [("2026-11-01", "Started at Acme")])
     assert plain.provenance is not None and plain.provenance.source == "code"
+    assert plain.provenance.actor == "ann"
     assert plain.provenance.thread_id is None and plain.provenance.tool is None
     assert by_api.provenance is not None
     assert (by_api.provenance.source, by_api.provenance.actor) == ("api", "ann")

@@ -16,6 +16,7 @@ from memory_plugin.errors import MemoryWriteError, ScopeError
 from memory_plugin.identity import Membership, admit, trust_run_context
 from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import Plan, arun, run
+from memory_plugin.provenance import current
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
 from memory_plugin.scoped.documents import (
     CURRENT,
@@ -118,8 +119,8 @@ class ScopedMemory:
     def _remember(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
         settings = yield from self._on_plan(ctx)
         scope = thread_scope(self._member(ctx))
-        limit = settings.note_max_chars
-        return (yield from append_plan(scope, text, limit, self.clock(), self.semantic))
+        limit, origin = settings.note_max_chars, current(actor=ctx.user_id)
+        return (yield from append_plan(scope, text, limit, self.clock(), self.semantic, origin))
 
     def remember(self, ctx: MemoryContext, text: str) -> Note:
         """Append one note to the thread's scope."""
@@ -132,7 +133,9 @@ class ScopedMemory:
     def _import(self, ctx: MemoryContext, notes: Iterable[tuple[DayLike, str]]) -> Plan[list[Note]]:
         settings = yield from self._on_plan(ctx)
         scope = thread_scope(self._member(ctx))
-        return (yield from import_plan(scope, notes, settings.note_max_chars, self.semantic))
+        origin = current(actor=ctx.user_id)
+        plan = import_plan(scope, notes, settings.note_max_chars, self.semantic, origin)
+        return (yield from plan)
 
     def import_notes(self, ctx: MemoryContext, notes: Iterable[tuple[DayLike, str]]) -> list[Note]:
         """Append (day, text) notes, each written on its own day (a date, a datetime or an ISO
@@ -164,7 +167,10 @@ class ScopedMemory:
         settings = yield from self._on_plan(ctx)
         scope = thread_scope(self._member(ctx))
         model = self.maintenance(settings)
-        plan = write_plan(scope, text, settings, model, expected=expected, now=self.clock())
+        origin = current(actor=ctx.user_id)
+        plan = write_plan(
+            scope, text, settings, model, expected=expected, now=self.clock(), provenance=origin
+        )
         return (yield from plan)
 
     def write_document(
@@ -195,7 +201,10 @@ class ScopedMemory:
         effective = yield from self.settings.effective_plan(ctx)
         scope = thread_scope(self._member(ctx))
         model = self.maintenance(effective.values)
-        plan = restore_plan(scope, version, effective.values, model, now=self.clock())
+        origin = current(actor=ctx.user_id)
+        plan = restore_plan(
+            scope, version, effective.values, model, now=self.clock(), provenance=origin
+        )
         return (yield from plan)
 
     def restore(self, ctx: MemoryContext, version: int) -> DocumentWrite:

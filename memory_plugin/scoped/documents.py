@@ -205,6 +205,7 @@ def restore_plan(
     model: BaseChatModel | None,
     *,
     now: datetime | None = None,
+    provenance: Provenance | None = None,
 ) -> Plan[DocumentWrite]:
     """Save the text of an earlier version as a new version (validated like any write)."""
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
@@ -219,4 +220,4 @@ def restore_plan(
                 f"there is no version {version} of the memory document (latest: {latest})"
             )
         old = current
-    return (yield from write_plan(scope, old.text, settings, model, now=now))
+    return (yield from write_plan(scope, old.text, settings, model, now=now, provenance=provenance))

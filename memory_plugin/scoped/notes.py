@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -202,7 +202,7 @@ def append_plan(
     line = validate_note(text, max_chars, visibility=visibility_of(scope.kind))
     day = now.astimezone(UTC).date().isoformat()
     created_at = now.astimezone(UTC).isoformat()
-    origin = provenance or current(at=created_at)
+    origin = replace(provenance, at=created_at) if provenance else current(at=created_at)
     value = {"text": line, "day": day, "created_at": created_at, "consolidated": False}
     stored = yield InsertNext(scope.child(NOTES), day, stamped(value, origin))
     key = note_key(day, stored["position"])
@@ -263,11 +263,17 @@ def _imported(
 
 
 def import_plan(
-    scope: Scope, notes: Iterable[tuple[DayLike, Any]], max_chars: int, semantic: bool
+    scope: Scope,
+    notes: Iterable[tuple[DayLike, Any]],
+    max_chars: int,
+    semantic: bool,
+    provenance: Provenance | None = None,
 ) -> Plan[list[Note]]:
     """Validate every note, then append them in order, each at the next position of its own
-    day, in batches; nothing is written when any note is refused."""
-    values = _imported(notes, max_chars, visibility_of(scope.kind), current())
+    day, in batches, all with one provenance (by default the current one); nothing is written
+    when any note is refused."""
+    origin = provenance or current()
+    values = _imported(notes, max_chars, visibility_of(scope.kind), origin)
     by_day: dict[str, list[int]] = {}
     for index, value in enumerate(values):
         by_day.setdefault(value["day"], []).append(index)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -54,7 +54,7 @@ def flush_plan(
     if not settings.flush:
         return None
     with origin(source="node", job="flush", turn=turn_of(messages), actor=actor):
-        provenance = current()
+        provenance = current(at=now.astimezone(UTC).isoformat())
     try:
         prompt = flush_messages(messages, settings.flush_max_chars)
         if agent is not None:
