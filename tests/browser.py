@@ -26,6 +26,7 @@ from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import LayeredSettings
 
 ANN_TOKEN = "ann-token"
+SPACE = "s1"
 MALLORY_TOKEN = "mallory-token"
 TOKENS = {
     ANN_TOKEN: {
@@ -33,7 +34,8 @@ TOKENS = {
         "org_id": "o1",
         "agent_id": "helper",
         "workspaces": ["acme"],
-        "admin": ["org"],
+        "spaces": [SPACE],
+        "admin": ["org", f"space:{SPACE}"],
     },
     MALLORY_TOKEN: {"identity": "mallory", "org_id": "o2", "agent_id": "helper"},
 }
@@ -90,7 +92,9 @@ def seed(url: str) -> None:
             scoped.import_notes(ANN, [(day, ann_note(day)) for day in ANN_DAYS])
         with origin(source="api", actor="ann"):
             scoped.write_document(ANN, "# Ann\n\n- Works on the ledger team\n")
-            scoped.write_document(ANN, "# Ann\n\n- Works on the ledger team\n- Likes PDFs\n", expected_version=1)
+            scoped.write_document(
+                ANN, "# Ann\n\n- Works on the ledger team\n- Likes PDFs\n", expected_version=1
+            )
         with origin(source="tool", tool="remember", thread_id="acme-thread", turn=1):
             scoped.import_notes(ANN_TEAM, [(TODAY, "Acme deploys on Tuesdays after standup")])
         with origin(source="api", actor="ann"):
@@ -104,6 +108,11 @@ def seed(url: str) -> None:
         with origin(source="tool", tool="remember", thread_id="mallory-thread", turn=1):
             scoped.remember(MALLORY, "Mallory's own reminder about the audit")
         settings.update("platform", ANN, lock=[LOCKED])
+        settings.update(
+            "space",
+            MemoryContext(user_id="ann", org_id="o1", space_id=SPACE),
+            set={"web_search": True},
+        )
     finally:
         backend.close()
 

@@ -13,8 +13,9 @@ from tests.browser import (
     ANN_DAYS,
     ANN_TOKEN,
     LOCKED,
-    THREAD,
     MALLORY_TOKEN,
+    SPACE,
+    THREAD,
     ann_note,
     artifacts,
     chromium,
@@ -22,6 +23,10 @@ from tests.browser import (
     serve,
 )
 
+WEB_SEARCH_REASON = (
+    "Context memory is unavailable while web search is enabled, to keep user data out of "
+    "external search queries."
+)
 TABS = {
     "personal": "Ann prefers the quarterly report as a PDF",
     "team": "Acme deploys on Tuesdays after standup",
@@ -116,11 +121,13 @@ def test_search_finds_the_matching_note_only(ann: Any) -> None:
     assert ann.locator(".days").get_by_text(ann_note(ANN_DAYS[0])).is_visible()
 
 
-def test_deleting_a_note_asks_first_and_it_stays_gone(ann: Any) -> None:
+def test_deleting_a_note_asks_first_and_it_stays_gone(ann: Any, tmp_path: Path) -> None:
     text = ann_note(ANN_DAYS[1])
     note = ann.locator("li.note", has_text=text)
     note.get_by_role("button", name="Delete").click()
     dialog = ann.locator("dialog[open]")
+    dialog.wait_for()
+    ann.screenshot(path=str(artifacts(tmp_path) / "console-delete-dialog.png"))
     assert "Delete this note?" in dialog.inner_text() and text in dialog.inner_text()
     dialog.get_by_role("button", name="Cancel").click()
     ann.locator("dialog").wait_for(state="detached")
@@ -189,6 +196,47 @@ def test_a_locked_setting_is_refused_with_its_reason(ann: Any) -> None:
     assert LOCKED in refusal.inner_text()
 
 
+def test_web_search_blocks_the_memory_switch_until_the_space_uses_the_default(
+    ann: Any, base_url: str, tmp_path: Path
+) -> None:
+    ann.goto(f"{base_url}/#/settings?space={SPACE}")
+    switch = ann.get_by_role("switch", name="Context memory")
+    switch.wait_for()
+    assert switch.is_disabled()
+    assert ann.locator("#switch-help").inner_text() == WEB_SEARCH_REASON
+    assert (
+        ann.locator("tr[data-setting=web_search] td[data-layer=space]")
+        .inner_text()
+        .startswith("on")
+    )
+    ann.screenshot(
+        path=str(artifacts(tmp_path) / "console-settings-web-search.png"), full_page=True
+    )
+    space = ann.locator("th[data-layer=space]")
+    space.get_by_role("button", name="Use the platform default").click()
+    ann.locator("dialog[open]").get_by_role("button", name="Clear the layer").click()
+    ann.get_by_text("The layer now uses the platform default.").wait_for()
+    assert not switch.is_disabled()
+    assert ann.locator("tr[data-setting=web_search] td.effective").inner_text().startswith("off")
+
+
+def test_the_keyboard_reaches_tabs_and_dialogs(ann: Any) -> None:
+    ann.get_by_text(TABS["personal"]).wait_for()
+    ann.keyboard.press("Tab")
+    assert ann.evaluate("document.activeElement.className") == "skip"
+    ann.locator("nav#tabs a[data-tab=team]").focus()
+    ann.keyboard.press("Enter")
+    note = ann.locator("li.note", has_text=TABS["team"])
+    note.wait_for()
+    note.get_by_role("button", name="Delete").focus()
+    ann.keyboard.press("Enter")
+    ann.locator("dialog[open]").wait_for()
+    assert ann.evaluate("document.activeElement.textContent") == "Cancel"
+    ann.keyboard.press("Escape")
+    ann.locator("dialog").wait_for(state="detached")
+    assert note.is_visible()
+
+
 def test_deleting_the_profile_says_it_is_permanent(ann: Any) -> None:
     ann.click("nav#tabs a[data-tab=profile]")
     ann.get_by_role("button", name="Turn off and delete my memory").click()
@@ -201,7 +249,7 @@ def test_deleting_the_profile_says_it_is_permanent(ann: Any) -> None:
     assert ann.locator(".profile-doc").count() == 0
 
 
-def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str) -> None:
+def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str, tmp_path: Path) -> None:
     mallory.get_by_text("Mallory's own reminder about the audit").wait_for()
     for tab in TABS:
         mallory.click(f"nav#tabs a[data-tab={tab}]")
@@ -214,6 +262,7 @@ def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str) -> None:
     for workspace in ("acme", "made-up-workspace"):
         mallory.goto(f"{base_url}/#/team/{workspace}")
         mallory.locator(".not-found").wait_for()
+        mallory.screenshot(path=str(artifacts(tmp_path) / f"console-mallory-{workspace}.png"))
         answers.append(mallory.locator(".not-found").inner_text())
         assert "Acme deploys" not in mallory.content()
     assert answers[0] == answers[1]
