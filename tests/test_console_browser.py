@@ -251,6 +251,7 @@ def test_deleting_the_profile_says_it_is_permanent(ann: Any) -> None:
 
 def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str, tmp_path: Path) -> None:
     mallory.get_by_text("Mallory's own reminder about the audit").wait_for()
+    mallory.screenshot(path=str(artifacts(tmp_path) / "console-mallory-personal.png"))
     for tab in TABS:
         mallory.click(f"nav#tabs a[data-tab={tab}]")
         mallory.wait_for_function("!document.querySelector('#main .skeleton')")
@@ -263,9 +264,10 @@ def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str, tmp_path:
         mallory.goto(f"{base_url}/#/team/{workspace}")
         mallory.locator(".not-found").wait_for()
         mallory.screenshot(path=str(artifacts(tmp_path) / f"console-mallory-{workspace}.png"))
-        answers.append(mallory.locator(".not-found").inner_text())
+        answers.append(mallory.locator("main").inner_text())
         assert "Acme deploys" not in mallory.content()
     assert answers[0] == answers[1]
+    assert "does not exist, or it is not yours to see" in answers[0]
 
 
 def test_run_now_records_a_run_and_summarize_now_answers_for_own_threads_only(

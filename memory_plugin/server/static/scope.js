@@ -33,7 +33,9 @@ async function loadDocument(docCard, notesCard, scope) {
     ]);
   } catch (error) {
     // A scope the caller cannot see: one "not found" for the whole tab, nothing else shown.
-    replace(docCard.parentElement, h("div", { class: "card wide" }, failure(error)));
+    const columns = docCard.parentElement;
+    columns.previousElementSibling.querySelector(".sub")?.remove();
+    replace(columns, h("div", { class: "card wide" }, failure(error)));
     return;
   }
   new DocumentEditor(docCard, scope, answer, versions.versions);

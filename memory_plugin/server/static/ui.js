@@ -116,7 +116,7 @@ export function alertBox(text, kind = "error") {
   return h("div", { class: `alert ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
 }
 
-export const NOT_FOUND = "Not found. This memory does not exist, or it is not yours to see.";
+export const NOT_FOUND = "This memory does not exist, or it is not yours to see.";
 
 export function notFound() {
   return h("div", { class: "empty not-found", role: "alert" },
