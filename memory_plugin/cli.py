@@ -54,6 +54,21 @@ def _consolidate(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _port(value: str) -> int:
+    """A TCP port number from the command line."""
+    try:
+        port = int(value)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65_535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, got {value!r}")
+    return port
+
+
 def _dev_user(args: argparse.Namespace) -> dict[str, Any]:
     """The development token's user: `--user`, member of each `--workspace`, admin of every
     settings layer (platform, org and each `--space`)."""
@@ -86,8 +101,14 @@ def _serve(args: argparse.Namespace) -> int:
     tokens: Any = token_file or {token: _dev_user(args)}
     store = parse_url(args.url).display
     app = create_app(url=args.url, tokens=tokens)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    address = f"http://{host}:{args.port}/"
+    host = _WILDCARDS.get(args.host, args.host)
+    address = f"http://{f'[{host}]' if ':' in host else host}:{args.port}/"
+    if token is not None and args.host not in _LOOPBACK:
+        print(
+            f"memory-plugin: the development token administers every settings layer and the "
+            f"console listens on {args.host}; use --tokens for anything but a trusted network",
+            file=sys.stderr,
+        )
     print(f"Store: {store}")
     if token is None:
         print(f"Console: {address} (sign in with a token from {token_file})")
@@ -291,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     serve.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port to listen on (8765)")
+    serve.add_argument("--port", type=_port, default=8765, help="port to listen on (8765)")
     serve.add_argument("--user", default="dev", help="the development token's user (default: dev)")
     serve.add_argument(
         "--workspace",

@@ -141,6 +141,14 @@ def test_serve_with_user_workspaces_and_spaces(tmp_path: Path) -> None:
     assert body["admin"] == ["platform", "org", "space:s1"]
 
 
+def test_serve_on_every_interface_prints_a_local_url_and_warns(tmp_path: Path) -> None:
+    with serving(tmp_path, "--host", "0.0.0.0") as console:
+        assert console.get("/api/me", console.token()).json()["user_id"] == "dev"
+    log = (tmp_path / "serve.log").read_text()
+    assert "the development token administers every settings layer" in log
+    assert "listens on 0.0.0.0; use --tokens" in log
+
+
 @pytest.mark.parametrize("how", ["option", "env"])
 def test_serve_with_a_token_file_prints_no_token(tmp_path: Path, how: str) -> None:
     tokens = tmp_path / "tokens.json"
@@ -162,13 +170,16 @@ def test_serve_with_a_token_file_prints_no_token(tmp_path: Path, how: str) -> No
         (("--user", " "), "--user must not be blank"),
         (("--workspace", ""), "--workspace must not be empty"),
         (("--url", "mysql://db/memory"), "mysql"),
+        (("--port", "0"), "argument --port: must be a port number from 1 to 65535, got '0'"),
+        (("--port", "http"), "argument --port: must be a port number from 1 to 65535"),
     ],
 )
 def test_serve_refuses_bad_options_before_listening(
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
+    port = () if "--port" in args else ("--port", str(free_port()))
     done = subprocess.run(
-        _command("--port", str(free_port()), *args),
+        _command(*port, *args),
         cwd=tmp_path,
         env=_env(),
         capture_output=True,
