@@ -184,7 +184,7 @@ def test_a_note_shows_where_it_came_from(ann: Any) -> None:
         assert expected in shown
 
 
-def test_a_locked_setting_is_refused_with_its_reason(ann: Any) -> None:
+def test_a_locked_setting_is_refused_with_its_reason(ann: Any, tmp_path: Path) -> None:
     ann.click("nav#tabs a[data-tab=settings]")
     row = ann.locator(f"tr[data-setting={LOCKED}]")
     assert "locked" in row.locator("td.effective").inner_text()
@@ -194,6 +194,8 @@ def test_a_locked_setting_is_refused_with_its_reason(ann: Any) -> None:
     refusal = ann.get_by_role("alert").filter(has_text="Not saved")
     refusal.wait_for()
     assert LOCKED in refusal.inner_text()
+    assert LOCKED in row.locator(".cell-error").inner_text()
+    ann.screenshot(path=str(artifacts(tmp_path) / "console-settings-refused.png"))
 
 
 def test_web_search_blocks_the_memory_switch_until_the_space_uses_the_default(
@@ -271,18 +273,21 @@ def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str, tmp_path:
 
 
 def test_run_now_records_a_run_and_summarize_now_answers_for_own_threads_only(
-    ann: Any, mallory: Any, base_url: str
+    ann: Any, mallory: Any, base_url: str, tmp_path: Path
 ) -> None:
     ann.click("nav#tabs a[data-tab=jobs]")
     ann.get_by_role("button", name="MEMORY.md", exact=True).click()
     ann.locator("li.run").first.wait_for()
     run = ann.locator("li.run").first
     assert "run now by ann" in run.inner_text()
+    run.locator("summary").click()
+    assert "personal" in run.locator("table").inner_text()
     ann.get_by_label("Thread").fill(THREAD)
     ann.get_by_role("button", name="Summarize now").click()
     answer = ann.locator(".alert").last
     answer.wait_for()
     assert "Not found" not in answer.inner_text() and answer.inner_text().strip()
+    ann.screenshot(path=str(artifacts(tmp_path) / "console-jobs-run.png"), full_page=True)
     mallory.goto(f"{base_url}/#/jobs")
     mallory.get_by_label("Thread").fill(THREAD)
     mallory.get_by_role("button", name="Summarize now").click()

@@ -66,7 +66,7 @@ class SettingsView {
         return true;
       } catch (error) {
         replace(this.status, alertBox(`Not saved: ${error.message}`));
-        this.status.scrollIntoView({ block: "nearest" });
+        this.refusal = error.message;
         return false;
       }
     });
@@ -145,7 +145,7 @@ class SettingsView {
         h("div", { class: "muted small" }, field.description, bounds ? ` (${bounds})` : "")),
       h("td", { class: "effective" },
         h("span", { class: "value" }, show(data.effective[field.name])),
-        locked ? h("span", { class: "badge lock", title: "Locked by the platform" }, "🔒 locked") : null,
+        locked ? h("span", { class: "badge lock", title: "Locked by the platform" }, "locked") : null,
         fromEnv ? h("span", { class: "badge", title: "Set by an environment variable of the deployment" }, "env") : null),
       layers.map((name) => this.cell(field, name)));
   }
@@ -158,7 +158,7 @@ class SettingsView {
     const td = h("td", { "data-layer": name });
     const view = () => replace(td,
       stored ? h("span", { class: "value" }, show(layer.values[field.name])) : h("span", { class: "muted" }, "—"),
-      lockedHere ? h("span", { class: "badge lock", title: "Locked here: lower layers cannot change it" }, "🔒") : null,
+      lockedHere ? h("span", { class: "badge lock", title: "Locked here: lower layers cannot change it" }, "locked") : null,
       layer.editable && allowed
         ? h("button", { class: "button small ghost", type: "button",
             "aria-label": `Edit ${field.name} in the ${LAYER_NAMES[name].toLowerCase()} layer`, onclick: edit }, "Edit")
@@ -181,7 +181,10 @@ class SettingsView {
           replace(this.status, alertBox(`Not saved: ${error.message}`));
           return;
         }
-        await this.write(name, { set: { [field.name]: value } }, save);
+        if (!(await this.write(name, { set: { [field.name]: value } }, save))) {
+          td.querySelector(".cell-error")?.remove();
+          td.append(h("p", { class: "cell-error" }, this.refusal));
+        }
       } },
       input, save,
       stored ? h("button", { class: "button small", type: "button",
