@@ -3,7 +3,7 @@
 from memory_plugin.identity import Membership, trust_run_context
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import Document, DocumentWrite
-from memory_plugin.scoped.notes import Note
+from memory_plugin.scoped.notes import Note, NotesPage
 from memory_plugin.scoped.recall import Hit
 from memory_plugin.scoped.tools import scoped_memory_tools
 
@@ -13,6 +13,7 @@ __all__ = [
     "Hit",
     "Membership",
     "Note",
+    "NotesPage",
     "ScopedMemory",
     "scoped_memory_tools",
     "trust_run_context",
