@@ -18,7 +18,12 @@ from memory_plugin.scoped.notes import NOTES
 from tests.scoped_helpers import ANN, ANN_TEAM
 from tests.test_scoped_tools import agent, call
 
-CONFIG = {"configurable": {"thread_id": "t1"}}
+
+def config(turn: int) -> dict[str, Any]:
+    """Thread t1, with a run id per turn in `configurable` as LangGraph Server sets it."""
+    return {"configurable": {"thread_id": "t1", "run_id": f"run-{turn}"}}
+
+
 TURNS = [HumanMessage("hello"), HumanMessage("remember this")]
 
 
@@ -39,6 +44,7 @@ def check_tool_provenance(memory: ScopedMemory, notes: list[Any], history: list[
     assert note.provenance.tool_call_id == "call-remember"
     assert note.provenance.thread_id == "t1"
     assert note.provenance.turn == 2
+    assert note.provenance.run_id == "run-2"
     assert note.provenance.actor == "ann"
     assert note.provenance.at.startswith(note.day)
     document = history[0]
@@ -50,8 +56,8 @@ def check_tool_provenance(memory: ScopedMemory, notes: list[Any], history: list[
 
 def test_tool_writes_record_thread_turn_and_tool_call(backend: Backend) -> None:
     graph = agent(backend, *tool_script())
-    for message in TURNS:
-        graph.invoke({"messages": [message]}, CONFIG, context=ANN)
+    for n, message in enumerate(TURNS, start=1):
+        graph.invoke({"messages": [message]}, config(n), context=ANN)
     memory = ScopedMemory(backend.store)
     check_tool_provenance(memory, memory.list_notes(ANN), memory.history(ANN))
     assert memory.read_document(ANN).provenance == memory.history(ANN)[0].provenance  # type: ignore[union-attr]
@@ -59,8 +65,8 @@ def test_tool_writes_record_thread_turn_and_tool_call(backend: Backend) -> None:
 
 async def test_tool_writes_record_provenance_async(abackend: Backend) -> None:
     graph = agent(abackend, *tool_script())
-    for message in TURNS:
-        await graph.ainvoke({"messages": [message]}, CONFIG, context=ANN_TEAM)
+    for n, message in enumerate(TURNS, start=1):
+        await graph.ainvoke({"messages": [message]}, config(n), context=ANN_TEAM)
     memory = ScopedMemory(abackend.store)
     notes = await memory.alist_notes(ANN_TEAM)
     history = await memory.ahistory(ANN_TEAM)
