@@ -49,6 +49,7 @@ TODAY = datetime.now(UTC).date()
 ANN_DAYS = [TODAY - timedelta(days=n) for n in range(1, 11)]
 LOCKED = "recall_default_k"
 THREAD = "ann-thread-1"
+DEBIAN_CHROMIUM = "/usr/bin/chromium"
 
 
 def ann_note(day: date) -> str:
@@ -165,7 +166,7 @@ def chromium() -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         missing("playwright is not installed (pip install playwright)")
-    executable = shutil.which("chromium") or "/usr/bin/chromium"
+    executable = shutil.which("chromium") or DEBIAN_CHROMIUM
     if not Path(executable).exists():
         missing("Debian's chromium is not installed (apt-get install chromium)")
     with sync_playwright() as playwright:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests import browser as helpers
 from tests.browser import (
     ANN_DAYS,
     ANN_TOKEN,
@@ -322,3 +323,16 @@ def test_agent_notes_are_added_edited_and_deleted_with_their_sources(ann: Any) -
     ann.locator("li.entry[data-key=ann_stack]", has_text="Python 3.12").wait_for()
     ann.reload()
     ann.locator("li.entry[data-key=ann_stack]", has_text="Python 3.12").wait_for()
+
+
+def test_a_missing_chromium_fails_in_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(helpers.shutil, "which", lambda name: None)
+    monkeypatch.setattr(helpers, "DEBIAN_CHROMIUM", str(tmp_path / "no-chromium"))
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(pytest.fail.Exception, match="chromium is not installed"), chromium():
+        pass
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="chromium is not installed"), chromium():
+        pass
