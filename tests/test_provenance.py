@@ -91,6 +91,8 @@ def test_code_writes_and_origin_blocks(backend: Backend) -> None:
     stored = {n.key: n.provenance for n in memory.list_notes(ANN)}
     assert stored[by_api.key] == by_api.provenance
     assert stored[imported[0].key] == imported[0].provenance
+    hits = {hit.note.key: hit.note.provenance for hit in memory.recall(ANN, "dog")}
+    assert hits[by_api.key] == by_api.provenance
 
 
 async def test_document_versions_from_write_and_restore(abackend: Backend) -> None:
