@@ -50,6 +50,7 @@ ANN_DAYS = [TODAY - timedelta(days=n) for n in range(1, 11)]
 LOCKED = "recall_default_k"
 THREAD = "ann-thread-1"
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
+MARKUP = 'Markup stays text: <img src=x onerror="window.pwned=1"> <b>bold</b>'
 
 
 def ann_note(day: date) -> str:
@@ -91,6 +92,7 @@ def seed(url: str) -> None:
         )
         with origin(source="tool", tool="remember", thread_id="ann-older-thread", turn=2):
             scoped.import_notes(ANN, [(day, ann_note(day)) for day in ANN_DAYS])
+        scoped.remember(ANN, MARKUP)
         with origin(source="api", actor="ann"):
             scoped.write_document(ANN, "# Ann\n\n- Works on the ledger team\n")
             scoped.write_document(

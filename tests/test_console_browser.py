@@ -15,6 +15,7 @@ from tests.browser import (
     ANN_TOKEN,
     LOCKED,
     MALLORY_TOKEN,
+    MARKUP,
     SPACE,
     THREAD,
     ann_note,
@@ -336,3 +337,11 @@ def test_a_missing_chromium_fails_in_ci_and_skips_elsewhere(
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="chromium is not installed"), chromium():
         pass
+
+
+def test_memory_text_is_shown_as_text_never_as_markup(ann: Any) -> None:
+    note = ann.locator("li.note", has_text="Markup stays text")
+    note.wait_for()
+    assert note.locator(".note-text").inner_text() == MARKUP
+    assert note.locator("img, b").count() == 0
+    assert ann.evaluate("window.pwned") is None
