@@ -71,7 +71,7 @@ function summarizeCard() {
   const status = h("div", { class: "status-line", "aria-live": "polite" });
   return h("section", { class: "card wide", "aria-labelledby": "summarize-title" },
     h("div", { class: "card-head" }, h("h2", { id: "summarize-title" }, "Summarize now"),
-      h("p", { class: "sub" }, "Compact one of your conversations now instead of waiting for the trigger. No message is sent.")),
+      h("p", { class: "sub" }, "Compact one of your conversations now instead of waiting for the trigger. No message is sent. The platform enables it with the compaction_manual setting.")),
     h("form", { class: "inline-form", onsubmit: async (event) => {
       event.preventDefault();
       await busy(button, "Summarizing…", async () => {

@@ -62,7 +62,7 @@ export function provenanceRows(p) {
   if (p.tool) rows.push(["Tool", p.tool]);
   if (p.tool_call_id) rows.push(["Tool call", p.tool_call_id]);
   if (p.job) rows.push(["Job", p.job]);
-  if (p.job_run) rows.push(["Job run", p.job_run]);
+  if (p.job_run) rows.push(["Job run", h("a", { href: "#/jobs", title: "See the consolidation runs" }, p.job_run)]);
   if (p.thread_id) rows.push(["Thread", p.thread_id]);
   if (p.turn) rows.push(["Turn", `user turn ${p.turn}`]);
   if (p.run_id) rows.push(["Run", p.run_id]);
