@@ -176,7 +176,7 @@ def test_editing_the_document_then_restoring_an_older_version(ann: Any) -> None:
     assert versions == ["4", "3", "2", "1"]
 
 
-def test_a_note_shows_where_it_came_from(ann: Any) -> None:
+def test_a_note_shows_where_it_came_from(ann: Any, tmp_path: Path) -> None:
     note = ann.locator("li.note", has_text="Ann prefers the quarterly report as a PDF")
     facts = note.locator("details.why dl")
     assert facts.is_hidden()
@@ -184,6 +184,7 @@ def test_a_note_shows_where_it_came_from(ann: Any) -> None:
     shown = facts.inner_text()
     for expected in ("ann-thread-1", "user turn 1", "remember", "call-remember-1", "When"):
         assert expected in shown
+    ann.screenshot(path=str(artifacts(tmp_path) / "console-note-provenance.png"))
 
 
 def test_a_locked_setting_is_refused_with_its_reason(ann: Any, tmp_path: Path) -> None:
