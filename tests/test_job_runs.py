@@ -10,6 +10,7 @@ import pytest
 from langgraph.store.base import BaseStore, ListNamespacesOp, Op, SearchOp
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
+from memory_plugin.scope import reachable_namespace
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped import consolidation as consolidation_module
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
@@ -293,3 +294,10 @@ def test_an_unreadable_record_is_skipped(backend: Backend) -> None:
     backend.store.put(RUNS, "99999999T000000000000Z-garbage", {"id": 3})
     (run,) = list_runs(backend.store)
     assert run.trigger == "nightly"
+
+
+@pytest.mark.parametrize("user", ["ann", "jobs", "consolidation"])
+def test_the_run_log_lies_outside_every_users_reach(user: str) -> None:
+    assert RUNS == ("memory_plugin", "jobs", "consolidation")
+    for prefix in (RUNS, RUNS[:2]):
+        assert not reachable_namespace(prefix, user, workspaces=["jobs", "consolidation"])
