@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from memory_plugin.context import MemoryContext
@@ -174,6 +175,16 @@ def http_error(exc: MemoryPluginError) -> HTTPException:
 async def not_found_answer(request: Request, exc: Exception) -> JSONResponse:
     """The one 404 answer."""
     return JSONResponse({"detail": NOT_FOUND}, status_code=404)
+
+
+async def invalid_answer(request: Request, exc: Exception) -> JSONResponse:
+    """422 for a malformed request: where and what, without echoing the input back."""
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"type": error["type"], "loc": list(error["loc"]), "msg": error["msg"]}
+        for error in exc.errors()
+    ]
+    return JSONResponse({"detail": errors}, status_code=422)
 
 
 async def refused_answer(request: Request, exc: Exception) -> JSONResponse:

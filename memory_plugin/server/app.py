@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -23,6 +24,7 @@ from memory_plugin.server.access import (
     NOT_FOUND,
     CallerDep,
     NotFound,
+    invalid_answer,
     not_found_answer,
     refused_answer,
 )
@@ -110,6 +112,7 @@ def create_app(
     if store is not None:
         app.state.console = Console(store, chosen, checkpointer, settings)
     app.add_exception_handler(NotFound, not_found_answer)
+    app.add_exception_handler(RequestValidationError, invalid_answer)
     app.add_exception_handler(MemoryPluginError, refused_answer)
     app.add_exception_handler(StarletteHTTPException, http_answer)
 

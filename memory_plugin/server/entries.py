@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 
 from memory_plugin.agent import Entry
+from memory_plugin.agent.entries import KEY_MAX, Visibility
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep, NotFound, forbidden
 from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
 
 router = APIRouter(prefix="/api/entries", tags=["entries"])
+EntryKey = Annotated[str, Path(min_length=1, max_length=KEY_MAX)]
 ADMIN_ONLY = "only a platform admin may change the agent's shared or read-only entries"
 
 
@@ -54,7 +56,9 @@ async def write_bounded(
 
 
 def entry_json(entry: Entry, caller: Caller) -> dict[str, Any]:
-    """An agent entry as JSON, with whether the caller may change it."""
+    """An agent entry as JSON, with whether the caller may change it (the provenance of one
+    they may not change names no user or thread)."""
+    editable = entry.visibility == "private" or caller.platform_admin
     return {
         "key": entry.key,
         "content": entry.content,
@@ -63,8 +67,8 @@ def entry_json(entry: Entry, caller: Caller) -> dict[str, Any]:
         "importance": entry.importance,
         "updated_at": entry.updated_at,
         "expires_at": entry.expires_at,
-        "provenance": provenance_json(entry.provenance),
-        "editable": entry.visibility == "private" or caller.platform_admin,
+        "provenance": provenance_json(entry.provenance, public=not editable),
+        "editable": editable,
     }
 
 
@@ -77,26 +81,32 @@ async def list_agent_entries(caller: CallerDep, console: ConsoleDep) -> dict[str
 
 @router.put("/agent/{key}", response_model=schemas.AgentEntry)
 async def put_agent_entry(
-    key: str, body: schemas.AgentEntryBody, caller: CallerDep, console: ConsoleDep
+    key: EntryKey, body: schemas.AgentEntryBody, caller: CallerDep, console: ConsoleDep
 ) -> dict[str, Any]:
-    """Create or edit an entry (shared and read-only ones: platform admins only)."""
-    visibility = body.visibility or "private"
+    """Create an entry, or edit the one under `key` (what the body leaves out is kept);
+    shared and read-only entries: platform admins only."""
+    ctx = caller.agent_context()
+    found = {e.visibility: e for e in await console.agent.aentries(ctx) if e.key == key}
+    existing: Visibility = "private" if "private" in found or not found else next(iter(found))
+    visibility: Visibility = body.visibility or existing
     if visibility != "private" and not caller.platform_admin:
         raise forbidden(ADMIN_ONLY)
-    fields: dict[str, Any] = {"visibility": visibility}
-    if body.category is not None:
-        fields["category"] = body.category
-    if body.importance is not None:
-        fields["importance"] = body.importance
+    kept = found.get(visibility)
+    category = body.category or (kept.category if kept else "general")
+    importance = body.importance
+    if importance is None:
+        importance = kept.importance if kept else 0.5
     with written_by(caller):
         entry = await console.agent.astore_entry(
-            caller.agent_context(), key, body.content, **fields
+            ctx, key, body.content, visibility=visibility, category=category, importance=importance
         )
     return entry_json(entry, caller)
 
 
 @router.delete("/agent/{key}", response_model=schemas.Deleted)
-async def delete_agent_entry(key: str, caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
+async def delete_agent_entry(
+    key: EntryKey, caller: CallerDep, console: ConsoleDep
+) -> dict[str, Any]:
     """Delete an entry (shared and read-only ones: platform admins only)."""
     ctx = caller.agent_context()
     found = [entry for entry in await console.agent.aentries(ctx) if entry.key == key]

@@ -43,5 +43,6 @@ async def consolidation_runs(
                 continue
             record["scopes"] = [scope.to_json() for scope in scopes]
             record["folded"] = sum(scope.folded for scope in scopes)
+            record["summary"] = f"Folded {record['folded']} notes in {len(scopes)} of your scopes."
         shown.append(record)
     return {"runs": shown}

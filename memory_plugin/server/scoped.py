@@ -3,10 +3,11 @@ notes day by day, search, one note, delete, and "run now" consolidation."""
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Path, Query
 
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryPluginError
+from memory_plugin.namespaces import MAX_ID_BYTES
 from memory_plugin.scoped.documents import Document
 from memory_plugin.scoped.notes import Note
 from memory_plugin.server import schemas
@@ -14,20 +15,23 @@ from memory_plugin.server.access import CallerDep, NotFound
 from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
 
 PERSONAL = "/api/personal"
+WorkspaceId = Annotated[str, Path(min_length=1, max_length=MAX_ID_BYTES)]
+NoteKey = Annotated[str, Path(min_length=1, max_length=64)]
 TEAM = "/api/team/{workspace}"
 
 
 def personal_context(
     caller: CallerDep,
     workspace: Annotated[
-        str | None, Query(description="your personal scope inside this workspace")
+        str | None,
+        Query(max_length=MAX_ID_BYTES, description="your personal scope inside this workspace"),
     ] = None,
 ) -> MemoryContext:
     """The caller's personal scope (in a workspace they belong to, when named), else 404."""
     return caller.personal(workspace)
 
 
-def team_context(caller: CallerDep, workspace: str) -> MemoryContext:
+def team_context(caller: CallerDep, workspace: WorkspaceId) -> MemoryContext:
     """The team scope of a workspace the caller belongs to, else 404."""
     return caller.team(workspace)
 
@@ -143,13 +147,13 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
         return {"hits": [{"note": note_json(hit.note), "score": hit.score} for hit in hits]}
 
     @router.get("/notes/{key}", response_model=schemas.Note)
-    async def read_note(key: str, ctx: Scope, console: ConsoleDep) -> dict[str, Any]:
+    async def read_note(key: NoteKey, ctx: Scope, console: ConsoleDep) -> dict[str, Any]:
         """One live note."""
         return note_json(await live_note(console, ctx, key))
 
     @router.delete("/notes/{key}", response_model=schemas.Deleted)
     async def delete_note(
-        key: str, ctx: Scope, caller: CallerDep, console: ConsoleDep
+        key: NoteKey, ctx: Scope, caller: CallerDep, console: ConsoleDep
     ) -> dict[str, Any]:
         """Delete one note."""
         await live_note(console, ctx, key)

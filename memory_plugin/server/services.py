@@ -94,6 +94,13 @@ def written_by(caller: Caller) -> Iterator[None]:
         yield
 
 
-def provenance_json(value: Provenance | None) -> dict[str, Any] | None:
-    """A provenance as JSON, or None."""
-    return value.to_json() if value is not None else None
+PUBLIC_PROVENANCE = ("source", "at", "tool", "job", "job_run")
+
+
+def provenance_json(value: Provenance | None, *, public: bool = False) -> dict[str, Any] | None:
+    """A provenance as JSON, or None; `public`: only what names no user or thread (for
+    shared entries shown to users other than platform admins)."""
+    if value is None:
+        return None
+    found = value.to_json()
+    return {k: v for k, v in found.items() if k in PUBLIC_PROVENANCE} if public else found
