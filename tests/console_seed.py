@@ -36,8 +36,10 @@ TOKENS: dict[str, dict[str, Any]] = {
         "workspaces": ["mallory-lab"],
         "agent_id": "helper",
     },
+    "bob-token": {"identity": "bob", "org_id": "o1", "workspaces": ["acme"]},
 }
 ANN = {"Authorization": "Bearer ann-token"}
+BOB = {"Authorization": "Bearer bob-token"}
 MALLORY = {"Authorization": "Bearer mallory-token"}
 ANN_CTX = MemoryContext(user_id="ann", org_id="o1")
 ANN_TEAM = MemoryContext(

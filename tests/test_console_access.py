@@ -21,6 +21,7 @@ from memory_plugin.server import create_app
 from tests.console_seed import (
     ANN,
     ANN_THREAD,
+    BOB,
     MALLORY,
     SETTINGS,
     TOKENS,
@@ -297,3 +298,26 @@ def test_authenticate_hook_replaces_the_token_table(backend: Backend) -> None:
         == "ann"
     )
     assert client.get("/api/me", headers=ANN).status_code == 401
+
+
+def test_a_team_member_reads_and_edits_team_memory_but_not_anns_own(
+    seeded: tuple[TestClient, Seeded],
+) -> None:
+    client, keys = seeded
+    team = client.get("/api/team/acme/document", headers=BOB).json()["document"]
+    assert team == client.get("/api/team/acme/document", headers=ANN).json()["document"]
+    edit = {"text": team["text"] + "\n- Bob joined", "expected_version": team["version"]}
+    saved = client.put("/api/team/acme/document", headers=BOB, json=edit)
+    assert saved.status_code == 200
+    assert saved.json()["document"]["provenance"]["actor"] == "bob"
+    note = client.get(f"/api/team/acme/notes/{quote(keys.team_note_key)}", headers=BOB)
+    assert note.status_code == 200
+    deleted = client.delete(f"/api/team/acme/notes/{quote(keys.team_note_key)}", headers=BOB)
+    assert deleted.json() == {"deleted": keys.team_note_key}
+    assert (
+        client.get("/api/team/acme/document", headers=ANN).json()["document"]["text"]
+        == edit["text"]
+    )
+    assert client.get("/api/personal/document", headers=BOB).json()["document"] is None
+    own = client.get(f"/api/personal/notes/{quote(keys.note_key)}", headers=BOB)
+    assert own.status_code == 404
