@@ -7,6 +7,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,6 +23,7 @@ from memory_plugin.server import entries, jobs, profile, scoped, threads
 from memory_plugin.server import settings as layers
 from memory_plugin.server.access import (
     NOT_FOUND,
+    Caller,
     CallerDep,
     NotFound,
     invalid_answer,
@@ -29,8 +31,8 @@ from memory_plugin.server.access import (
     refused_answer,
 )
 from memory_plugin.server.page import mount_page
-from memory_plugin.server.schemas import Error, Me, MemoryWrite
-from memory_plugin.server.services import Console, ConsoleDep, default_model, written_by
+from memory_plugin.server.schemas import Error, Me
+from memory_plugin.server.services import Console, default_model
 from memory_plugin.server.tokens import Authenticate, load_tokens
 from memory_plugin.settings import MemorySettings
 
@@ -47,7 +49,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def me_json(caller: Any) -> dict[str, Any]:
+def me_json(caller: Caller) -> dict[str, Any]:
     """Who the token is, and the scopes it reaches."""
     scopes = [
         {"kind": "personal", "workspace": None, "label": "MEMORY.md", "path": scoped.PERSONAL}
@@ -57,7 +59,7 @@ def me_json(caller: Any) -> dict[str, Any]:
             "kind": "team",
             "workspace": workspace,
             "label": "TEAM_MEMORY.md",
-            "path": f"/api/team/{workspace}",
+            "path": f"/api/team/{quote(workspace, safe='')}",
         }
         for workspace in caller.workspaces
     ]
@@ -116,26 +118,6 @@ def create_app(
     app.add_exception_handler(MemoryPluginError, refused_answer)
     app.add_exception_handler(StarletteHTTPException, http_answer)
 
-    @app.get("/memory", tags=["entries"])
-    async def read_memory(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
-        """Both bounded targets of the token's user and agent, with their usage."""
-        views = await console.bounded.aread(caller.context())
-        targets = {name: legacy_target(view) for name, view in views.items()}
-        return {"user_id": caller.user_id, "agent_id": caller.agent_id, **targets}
-
-    @app.post("/memory", tags=["entries"])
-    async def write_memory(
-        body: MemoryWrite, caller: CallerDep, console: ConsoleDep
-    ) -> dict[str, Any]:
-        """Add, replace or remove one entry, through the `memory` tool's write path."""
-        ctx = caller.context()
-        with written_by(caller):
-            message = await console.bounded.aapply(
-                ctx, body.action, body.target, body.content, body.old_text
-            )
-        views = await console.bounded.aread(ctx)
-        return {"message": message, **{name: legacy_target(v) for name, v in views.items()}}
-
     @app.get("/api/me", response_model=Me, tags=["me"])
     async def me(caller: CallerDep) -> dict[str, Any]:
         """Who the token is, and the memory scopes it reaches."""
@@ -146,6 +128,7 @@ def create_app(
         scoped.team_router,
         profile.router,
         entries.router,
+        entries.memory_router,
         layers.router,
         threads.router,
         jobs.router,
@@ -153,13 +136,3 @@ def create_app(
         app.include_router(router)
     mount_page(app)
     return app
-
-
-def legacy_target(view: Any) -> dict[str, Any]:
-    """One bounded target as GET/POST /memory answer it: plain entry texts."""
-    return {
-        "entries": list(view.entries),
-        "used": view.used,
-        "limit": view.limit,
-        "usage": view.usage,
-    }

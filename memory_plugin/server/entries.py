@@ -117,3 +117,38 @@ async def delete_agent_entry(
     with written_by(caller):
         await console.agent.aforget(ctx, key)
     return {"deleted": key}
+
+
+memory_router = APIRouter(tags=["entries"])
+
+
+def legacy_target(view: Any) -> dict[str, Any]:
+    """One bounded target as GET/POST /memory answer it: plain entry texts."""
+    return {
+        "entries": list(view.entries),
+        "used": view.used,
+        "limit": view.limit,
+        "usage": view.usage,
+    }
+
+
+@memory_router.get("/memory")
+async def read_memory(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
+    """Both bounded targets of the token's user and agent, with their usage."""
+    views = await console.bounded.aread(caller.context())
+    targets = {name: legacy_target(view) for name, view in views.items()}
+    return {"user_id": caller.user_id, "agent_id": caller.agent_id, **targets}
+
+
+@memory_router.post("/memory")
+async def write_memory(
+    body: schemas.MemoryWrite, caller: CallerDep, console: ConsoleDep
+) -> dict[str, Any]:
+    """Add, replace or remove one entry, through the `memory` tool's write path."""
+    ctx = caller.context()
+    with written_by(caller):
+        message = await console.bounded.aapply(
+            ctx, body.action, body.target, body.content, body.old_text
+        )
+    views = await console.bounded.aread(ctx)
+    return {"message": message, **{name: legacy_target(v) for name, v in views.items()}}
