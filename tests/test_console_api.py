@@ -5,6 +5,7 @@ says (provenance included); the async client over an async backend."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import date
 from typing import Any
 from urllib.parse import quote
 
@@ -13,13 +14,16 @@ import pytest
 from fastapi.testclient import TestClient
 from langchain_core.messages import HumanMessage
 
+import memory_plugin
 from memory_plugin import Backend, OfflineModel, create_memory_graph
+from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server import create_app
 from memory_plugin.server.settings import WEB_SEARCH_BLOCKS
 from tests.console_seed import (
     ANN,
     ANN_CTX,
     ANN_THREAD,
+    MALLORY,
     SECRETS,
     SETTINGS,
     TOKENS,
@@ -27,6 +31,7 @@ from tests.console_seed import (
     seed_api,
     seed_library,
 )
+from tests.fakes import MergingModel
 
 
 @pytest.fixture
@@ -286,3 +291,36 @@ async def test_async_client_over_an_async_backend(abackend: Backend) -> None:
         assert run.status_code == 200 and run.json()["trigger"] == "manual"
         runs = (await client.get("/api/jobs/consolidation", headers=ANN)).json()["runs"]
         assert [r["id"] for r in runs] == [run.json()["id"]]
+
+
+def test_the_model_comes_from_the_environment(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_MAINTENANCE_MODEL", "tests.fakes:merging_model")
+    ScopedMemory(backend.store).import_notes(ANN_CTX, [(date(2026, 1, 5), "Ann likes kites")])
+    app = create_app(backend.store, tokens=TOKENS, settings=SETTINGS)
+    run = TestClient(app).post("/api/personal/consolidate", headers=ANN).json()
+    assert (run["status"], run["folded"]) == ("succeeded", 1)
+    document = TestClient(app).get("/api/personal/document", headers=ANN).json()["document"]
+    assert document["text"] == "- Ann likes kites"
+    assert isinstance(app.state.console.model, MergingModel)
+
+
+def test_an_app_opened_from_a_url_summarizes_threads_saved_there(backend_url: str) -> None:
+    if backend_url == "memory://":
+        pytest.skip("memory:// keeps nothing once closed")
+    with memory_plugin.connect(backend_url) as backend:
+        graph = create_memory_graph(
+            OfflineModel(),
+            store=backend.store,
+            checkpointer=backend.checkpointer,
+            settings=SETTINGS,
+        )
+        config: Any = {"configurable": {"thread_id": "saved"}, "metadata": {"owner": "ann"}}
+        graph.invoke({"messages": [HumanMessage("Hello there")]}, config, context=ANN_CTX)
+    with TestClient(create_app(url=backend_url, tokens=TOKENS, settings=SETTINGS)) as client:
+        answer = client.post("/api/threads/saved/summarize", headers=ANN)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["kind"] == "manual"
+        mallory = client.post("/api/threads/saved/summarize", headers=MALLORY)
+        assert mallory.json() == {"detail": "not found"}
