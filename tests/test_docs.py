@@ -11,9 +11,11 @@ The rule, block by block (like langmem's docstring-example test, for Markdown):
   line installs packages (`pip install`) or starts a server (`langgraph dev`, `memory-plugin
   serve`): those need the network or a port, and are the only bash blocks not run (the
   servers are started by tests/test_studio.py and tests/test_cli_serve.py).
-- Every other fence (```text, ```console, ```json, ```nginx, ...) is output or an
-  illustration and is not run; commands that cannot run here (a crontab line, a client of a
-  running LangGraph Server) are written that way, with a note in the text.
+- The ```nginx block of docs/console-deploy.md runs in a real nginx in
+  tests/test_console_proxy.py.
+- Every other fence (```text, ```console, ```json, ...) is output or an illustration and is
+  not run; commands that cannot run here (a crontab line, a client of a running LangGraph
+  Server) are written that way, with a note in the text.
 """
 
 from __future__ import annotations
