@@ -7,7 +7,7 @@ see answers 404 exactly like what does not exist; what she sees but may not chan
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -16,7 +16,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memory_plugin import Backend, MemoryContext
+from memory_plugin.plans import run
+from memory_plugin.scope import personal_scope
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped.run_records import ScopeRun, new_run, save_plan
 from memory_plugin.server import create_app
 from tests.console_seed import (
     ANN,
@@ -321,3 +324,28 @@ def test_a_team_member_reads_and_edits_team_memory_but_not_anns_own(
     assert client.get("/api/personal/document", headers=BOB).json()["document"] is None
     own = client.get(f"/api/personal/notes/{quote(keys.note_key)}", headers=BOB)
     assert own.status_code == 404
+
+
+def test_another_scopes_failure_shows_nowhere_in_her_runs(
+    seeded: tuple[TestClient, Seeded], backend: Backend
+) -> None:
+    client, _ = seeded
+    anns = personal_scope(MemoryContext(user_id="ann", org_id="o1")).namespace
+    hers = personal_scope(MemoryContext(user_id="mallory", org_id="o1")).namespace
+    started = datetime.now(UTC)
+    nightly = new_run("consolidation", "nightly", None, started).finish(
+        [ScopeRun.of(anns, "failed", error="model timed out"), ScopeRun.of(hers, "consolidated", 2)],
+        "Folded 2 notes in 2 scopes; 1 failed.",
+        started,
+    )
+    assert nightly.status == "partial"
+    run(backend.store, save_plan(nightly))
+    (seen,) = mallory(client, "GET", "/api/jobs/consolidation").json()["runs"]
+    assert (seen["id"], seen["status"], seen["folded"]) == (nightly.id, "succeeded", 2)
+    assert "failed" not in seen["summary"] and len(seen["scopes"]) == 1
+    (full,) = [
+        r
+        for r in client.get("/api/jobs/consolidation", headers=ANN).json()["runs"]
+        if r["id"] == nightly.id
+    ]
+    assert full["status"] == "partial" and full["summary"] == nightly.summary

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query
 
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep
 from memory_plugin.server.services import ConsoleDep
+
+if TYPE_CHECKING:
+    from memory_plugin.scoped.job_runs import JobRun
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
 
@@ -34,15 +39,19 @@ async def consolidation_runs(
     from memory_plugin.scoped.job_runs import alist_runs
 
     runs = await alist_runs(console.store, limit=limit)
-    shown = []
-    for run in runs:
-        record = run.to_json()
-        if not caller.platform_admin:
-            scopes = [scope for scope in run.scopes if sees(caller, scope)]
-            if not scopes:
-                continue
-            record["scopes"] = [scope.to_json() for scope in scopes]
-            record["folded"] = sum(scope.folded for scope in scopes)
-            record["summary"] = f"Folded {record['folded']} notes in {len(scopes)} of your scopes."
-        shown.append(record)
-    return {"runs": shown}
+    if caller.platform_admin:
+        return {"runs": [run.to_json() for run in runs]}
+    return {"runs": [own.to_json() for run in runs if (own := cut(caller, run)) is not None]}
+
+
+def cut(caller: Caller, run: JobRun) -> JobRun | None:
+    """The run as one non-admin sees it: only their scopes, with the status, count and
+    summary of those alone (another scope's failure shows nowhere); None when it touched none."""
+    scopes = [scope for scope in run.scopes if sees(caller, scope)]
+    if not scopes:
+        return None
+    folded = sum(scope.folded for scope in scopes)
+    summary = f"Folded {folded} notes in {len(scopes)} of your scopes."
+    if run.finished_at is None:
+        return replace(run, scopes=tuple(scopes), folded=folded, summary=summary)
+    return run.finish(scopes, summary, datetime.fromisoformat(run.finished_at))
