@@ -75,7 +75,7 @@ def _dev_user(args: argparse.Namespace) -> dict[str, Any]:
     from memory_plugin.namespaces import check_id
 
     spaces = [check_id(space, what="--space") for space in dict.fromkeys(args.space or ())]
-    workspaces = dict.fromkeys(args.workspace or ["team"])
+    workspaces = dict.fromkeys(args.workspace or ["personal"])
     return {
         "identity": check_id(args.user, what="--user"),
         "workspaces": [check_id(workspace, what="--workspace") for workspace in workspaces],
@@ -313,11 +313,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8765, help="port to listen on (8765)")
-    serve.add_argument("--user", default="dev", help="the development token's user (default: dev)")
+    serve.add_argument(
+        "--user",
+        default=os.environ.get("USER") or "me",
+        help="the development token's user (default: $USER, like `chat`)",
+    )
     serve.add_argument(
         "--workspace",
         action="append",
-        help="a workspace the development user is a member of (repeatable; default: team)",
+        help="a workspace the development user is a member of (repeatable; default: personal, "
+        "`chat`'s default workspace)",
     )
     serve.add_argument(
         "--space",

@@ -39,7 +39,7 @@ TOKENS = {
     },
     MALLORY_TOKEN: {"identity": "mallory", "org_id": "o2", "agent_id": "helper"},
 }
-ANN = MemoryContext(user_id="ann", org_id="o1", agent_id="helper")
+ANN = MemoryContext(user_id="ann", org_id="o1", agent_id="helper", workspace_id="acme")
 ANN_TEAM = MemoryContext(
     user_id="ann", org_id="o1", agent_id="helper", workspace_id="acme", thread_visibility="shared"
 )

@@ -115,16 +115,20 @@ def serving(tmp_path: Path, *args: str, **env: str) -> Iterator[Console]:
 
 
 def test_serve_starts_the_console_with_a_development_token(tmp_path: Path) -> None:
-    with serving(tmp_path) as console:
+    with serving(tmp_path, USER="ann") as console:
         token = console.token()
         assert len(token) >= 32
         assert console.printed[0] == f"Store: sqlite:///{tmp_path / 'console.db'}"
         me = console.get("/api/me", token)
         assert me.status_code == 200
         body = me.json()
-        assert (body["user_id"], body["workspaces"]) == ("dev", ["team"])
+        assert (body["user_id"], body["workspaces"]) == ("ann", ["personal"])
         assert body["admin"] == ["platform", "org"]
-        assert [scope["path"] for scope in body["scopes"]] == ["/api/personal", "/api/team/team"]
+        assert [scope["path"] for scope in body["scopes"]] == [
+            "/api/personal?workspace=personal",
+            "/api/personal",
+            "/api/team/personal",
+        ]
         page = console.get("/", None)
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert "<html" in page.text.lower()
@@ -142,7 +146,7 @@ def test_serve_with_user_workspaces_and_spaces(tmp_path: Path) -> None:
 
 
 def test_serve_on_every_interface_prints_a_local_url_and_warns(tmp_path: Path) -> None:
-    with serving(tmp_path, "--host", "0.0.0.0") as console:
+    with serving(tmp_path, "--host", "0.0.0.0", USER="dev") as console:
         assert console.get("/api/me", console.token()).json()["user_id"] == "dev"
     log = (tmp_path / "serve.log").read_text()
     assert "the development token administers every settings layer" in log
@@ -189,3 +193,32 @@ def test_serve_refuses_bad_options_before_listening(
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and done.stdout == ""
     assert not (tmp_path / ".memory").exists()
+
+
+def test_what_chat_remembered_is_the_consoles_first_page(tmp_path: Path) -> None:
+    """The README's walk-through: chat as $USER, then serve: the console's first personal
+    scope is the one chat wrote to."""
+    told = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memory_plugin.cli",
+            "chat",
+            "--url",
+            f"sqlite:///{tmp_path / 'console.db'}",
+        ],
+        input="Remember that my dog is called Rex.\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(USER="ann"),
+        timeout=300,
+        check=True,
+    )
+    assert "Rex" in told.stdout
+    with serving(tmp_path, USER="ann") as console:
+        token = console.token()
+        first = console.get("/api/me", token).json()["scopes"][0]
+        notes = console.get(first["path"].replace("?", "/notes?"), token).json()
+    assert first["kind"] == "personal"
+    assert any("Rex" in note["text"] for day in notes["days"] for note in day["notes"])

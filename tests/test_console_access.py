@@ -334,7 +334,10 @@ def test_another_scopes_failure_shows_nowhere_in_her_runs(
     hers = personal_scope(MemoryContext(user_id="mallory", org_id="o1")).namespace
     started = datetime.now(UTC)
     nightly = new_run("consolidation", "nightly", None, started).finish(
-        [ScopeRun.of(anns, "failed", error="model timed out"), ScopeRun.of(hers, "consolidated", 2)],
+        [
+            ScopeRun.of(anns, "failed", error="model timed out"),
+            ScopeRun.of(hers, "consolidated", 2),
+        ],
         "Folded 2 notes in 2 scopes; 1 failed.",
         started,
     )

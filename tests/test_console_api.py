@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -19,6 +20,7 @@ from memory_plugin import Backend, OfflineModel, create_memory_graph
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server import create_app
 from memory_plugin.server.settings import WEB_SEARCH_BLOCKS
+from tests.conftest import url_for
 from tests.console_seed import (
     ANN,
     ANN_CTX,
@@ -57,6 +59,12 @@ def test_me_lists_the_callers_scopes(seeded: tuple[TestClient, Seeded]) -> None:
     assert (me["user_id"], me["org_id"], me["agent_id"]) == ("ann", "o1", "helper")
     assert me["workspaces"] == ["acme"]
     assert me["scopes"] == [
+        {
+            "kind": "personal",
+            "workspace": "acme",
+            "label": "MEMORY.md",
+            "path": "/api/personal?workspace=acme",
+        },
         {"kind": "personal", "workspace": None, "label": "MEMORY.md", "path": "/api/personal"},
         {"kind": "team", "workspace": "acme", "label": "TEAM_MEMORY.md", "path": "/api/team/acme"},
     ]
@@ -306,9 +314,12 @@ def test_the_model_comes_from_the_environment(
     assert isinstance(app.state.console.model, MergingModel)
 
 
-def test_an_app_opened_from_a_url_summarizes_threads_saved_there(backend_url: str) -> None:
-    if backend_url == "memory://":
-        pytest.skip("memory:// keeps nothing once closed")
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_an_app_opened_from_a_url_summarizes_threads_saved_there(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """(memory:// keeps nothing once closed: only the durable backends.)"""
+    backend_url = url_for(kind, request, tmp_path)
     with memory_plugin.connect(backend_url) as backend:
         graph = create_memory_graph(
             OfflineModel(),

@@ -279,7 +279,7 @@ def test_run_now_records_a_run_and_summarize_now_answers_for_own_threads_only(
     ann: Any, mallory: Any, base_url: str, tmp_path: Path
 ) -> None:
     ann.click("nav#tabs a[data-tab=jobs]")
-    ann.get_by_role("button", name="MEMORY.md", exact=True).click()
+    ann.get_by_role("button", name="MEMORY.md in acme", exact=True).click()
     ann.locator("li.run").first.wait_for()
     run = ann.locator("li.run").first
     assert "run now by ann" in run.inner_text()

@@ -50,10 +50,20 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def me_json(caller: Caller) -> dict[str, Any]:
-    """Who the token is, and the scopes it reaches."""
+    """Who the token is, and the scopes it reaches: personal memory in each of the caller's
+    workspaces, then outside them, then each workspace's team memory."""
     scopes = [
-        {"kind": "personal", "workspace": None, "label": "MEMORY.md", "path": scoped.PERSONAL}
+        {
+            "kind": "personal",
+            "workspace": workspace,
+            "label": "MEMORY.md",
+            "path": f"{scoped.PERSONAL}?workspace={quote(workspace, safe='')}",
+        }
+        for workspace in caller.workspaces
     ]
+    scopes.append(
+        {"kind": "personal", "workspace": None, "label": "MEMORY.md", "path": scoped.PERSONAL}
+    )
     scopes += [
         {
             "kind": "team",

@@ -66,7 +66,7 @@ function scopeSwitcher(kind, current) {
   return h("nav", { class: "switcher", "aria-label": kind === "team" ? "Workspaces" : "Personal scopes" },
     scopes.map((s) => {
       const href = kind === "team" ? `#/team/${seg(s.workspace)}` : s.workspace ? `#/personal/${seg(s.workspace)}` : "#/personal";
-      const label = s.workspace || "Everywhere";
+      const label = s.workspace || "No workspace";
       return h("a", { href, "aria-current": (s.workspace || "") === current ? "page" : null }, label);
     }));
 }
@@ -82,13 +82,17 @@ function show() {
   document.title = label ? `${label[1]} · Memory console` : "Memory console";
   switch (tab) {
     case "personal": {
-      const scope = arg
-        ? { kind: "personal", workspace: arg, label: "MEMORY.md", path: `/api/personal?workspace=${seg(arg)}` }
-        : me.scopes.find((s) => s.kind === "personal" && !s.workspace) || { kind: "personal", label: "MEMORY.md", path: "/api/personal" };
+      const personal = me.scopes.filter((s) => s.kind === "personal");
+      const scope = (arg ? personal.find((s) => s.workspace === arg) : personal[0]) || {
+        kind: "personal",
+        workspace: arg || null,
+        label: "MEMORY.md",
+        path: arg ? `/api/personal?workspace=${seg(arg)}` : "/api/personal",
+      };
       renderScope(main, scope, {
         title: "Personal memory",
-        intro: `${scope.label}: your private memory${arg ? ` in ${arg}` : ""}. Only you can see it.`,
-        switcher: scopeSwitcher("personal", arg),
+        intro: `${scope.label}: your private memory${scope.workspace ? ` in ${scope.workspace}` : ""}. Only you can see it.`,
+        switcher: scopeSwitcher("personal", scope.workspace || ""),
       });
       break;
     }
