@@ -52,7 +52,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 def me_json(caller: Caller) -> dict[str, Any]:
     """Who the token is, and the scopes it reaches: personal memory in each of the caller's
     workspaces, then outside them, then each workspace's team memory."""
-    scopes = [
+    scopes: list[dict[str, Any]] = [
         {
             "kind": "personal",
             "workspace": workspace,
