@@ -80,6 +80,7 @@ def fuzz(operation: Any, headers: dict[str, str], mode: GenerationMode, extra: l
         max_examples=EXAMPLES,
         deadline=None,
         database=None,
+        derandomize=True,
         suppress_health_check=list(HealthCheck),
     )
     def run(case: Any) -> None:
