@@ -13,8 +13,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from fastapi.testclient import TestClient
 
 from memory_plugin import Backend, aconnect, connect
+from memory_plugin.server import create_app
+from tests.console_seed import SETTINGS, TOKENS, Seeded, seed_api, seed_library
 from tests.pgembed import embedded_postgres_url
 
 BACKENDS = ["memory", "sqlite", "postgres"]
@@ -83,3 +86,16 @@ async def abackend(backend_url: str) -> AsyncIterator[Backend]:
     """A store and checkpointer opened with aconnect, on each backend."""
     async with await aconnect(backend_url) as opened:
         yield opened
+
+
+@pytest.fixture
+def seeded(backend: Backend) -> Iterator[tuple[TestClient, Seeded]]:
+    """The console's test client over `backend`, ann's and mallory's memory seeded
+    (tests/console_seed.py), and the keys seeding gave."""
+    keys = seed_library(backend)
+    app = create_app(
+        backend.store, tokens=TOKENS, checkpointer=backend.checkpointer, settings=SETTINGS
+    )
+    client = TestClient(app)
+    seed_api(client)
+    yield client, keys

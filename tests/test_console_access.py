@@ -6,7 +6,6 @@ see answers 404 exactly like what does not exist; what she sees but may not chan
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import quote
@@ -30,8 +29,6 @@ from tests.console_seed import (
     TOKENS,
     Seeded,
     leaks,
-    seed_api,
-    seed_library,
 )
 
 ANN_READS = [
@@ -47,17 +44,6 @@ ANN_READS = [
     "/api/settings?space=s1",
     "/api/jobs/consolidation",
 ]
-
-
-@pytest.fixture
-def seeded(backend: Backend) -> Iterator[tuple[TestClient, Seeded]]:
-    keys = seed_library(backend)
-    app = create_app(
-        backend.store, tokens=TOKENS, checkpointer=backend.checkpointer, settings=SETTINGS
-    )
-    client = TestClient(app)
-    seed_api(client)
-    yield client, keys
 
 
 def snapshot(client: TestClient) -> list[Any]:

@@ -4,7 +4,6 @@ says (provenance included); the async client over an async backend."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -30,21 +29,8 @@ from tests.console_seed import (
     SETTINGS,
     TOKENS,
     Seeded,
-    seed_api,
-    seed_library,
 )
 from tests.fakes import MergingModel
-
-
-@pytest.fixture
-def seeded(backend: Backend) -> Iterator[tuple[TestClient, Seeded]]:
-    keys = seed_library(backend)
-    app = create_app(
-        backend.store, tokens=TOKENS, checkpointer=backend.checkpointer, settings=SETTINGS
-    )
-    client = TestClient(app)
-    seed_api(client)
-    yield client, keys
 
 
 def get(client: TestClient, path: str) -> Any:
