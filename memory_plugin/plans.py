@@ -4,7 +4,8 @@ Memory logic is written once as a *plan*: a generator that yields requests and r
 their results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request
 is a list of store operations, a `PutIfVersion`, an `InsertNext` or `InsertMany`, a
 `KeywordSearch`, `VectorSearch` or `LiveKeys` (memory_plugin.backends.search), a `NoteDays`
-(memory_plugin.backends.days) or a `ModelCall`. `run` drives a plan with the store's and
+(memory_plugin.backends.days), a `TakeLease` or `DropLease` (memory_plugin.backends.leases)
+or a `ModelCall`. `run` drives a plan with the store's and
 model's sync methods, `arun` with their async twins. A failed request is thrown into the plan
 at its `yield`, so the plan decides what a failure means.
 """
@@ -33,6 +34,7 @@ from memory_plugin.backends.claims import (
 )
 from memory_plugin.backends.conditional import aput_if_version, put_if_version
 from memory_plugin.backends.days import NoteDays, anote_days, note_days
+from memory_plugin.backends.leases import DropLease, TakeLease, alease, lease
 from memory_plugin.backends.search import (
     KeywordSearch,
     LiveKeys,
@@ -111,6 +113,8 @@ Request = (
     | VectorSearch
     | LiveKeys
     | NoteDays
+    | TakeLease
+    | DropLease
 )
 Plan = Generator[Request, Any, T]
 
@@ -159,6 +163,8 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
                     result = live_keys(store, request)
                 elif isinstance(request, NoteDays):
                     result = note_days(store, request)
+                elif isinstance(request, (TakeLease, DropLease)):
+                    result = lease(store, request)
                 else:
                     result = store.batch([storable_op(op) for op in request])
             except Exception as exc:
@@ -191,6 +197,8 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
                     result = await alive_keys(store, request)
                 elif isinstance(request, NoteDays):
                     result = await anote_days(store, request)
+                elif isinstance(request, (TakeLease, DropLease)):
+                    result = await alease(store, request)
                 else:
                     result = await store.abatch([storable_op(op) for op in request])
             except Exception as exc:

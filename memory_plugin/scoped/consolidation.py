@@ -11,9 +11,11 @@ unmarked for the next run; the failure is logged, reported with its reason and e
 `consolidation_failed` memory event. A crash after the save and before
 the marks is finished by the next run: the saved document names the notes it folded in, so
 they are marked without being folded a second time. At most `consolidation_max_scopes`
-scopes are processed per run; the rest wait. Each run is recorded in the run log
-(memory_plugin.scoped.job_runs), and the documents it writes carry its provenance
-(source "job", job "consolidation", the run's id).
+scopes are processed per run; the rest wait. Several workers may run at once over one
+store: each scope is taken under a lease (memory_plugin.scoped.leases), so one worker at a
+time consolidates it, and a scope another worker holds is skipped and recorded as such.
+Each run is recorded in the run log (memory_plugin.scoped.job_runs), and the documents it
+writes carry its provenance (source "job", job "consolidation", the run's id).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from memory_plugin.provenance import origin
 from memory_plugin.replies import RejectedReply, checked_rewrite
 from memory_plugin.scope import Scope, scope_from_namespace
 from memory_plugin.scoped.documents import read_plan, write_plan
+from memory_plugin.scoped.leases import LeaseLostError, Worker
 from memory_plugin.scoped.notes import NOTES, Note, all_notes_plan, update_note_plan
 from memory_plugin.scoped.prompts import consolidation_messages
 from memory_plugin.scoped.run_records import (
@@ -79,6 +82,8 @@ class ConsolidationReport:
     scopes: list[ScopeResult] = field(default_factory=list)
     scopes_waiting: int = 0
     too_new: dict[int, int] = field(default_factory=dict)
+    skipped: list[tuple[str, ...]] = field(default_factory=list)
+    """Scopes skipped because another worker held their lease."""
     run: JobRun | None = None
     """The run's record in the run log (None when it could not be saved)."""
 
@@ -110,10 +115,13 @@ class ConsolidationReport:
             text += f"; {len(self.failed)} failed and will be retried ({reasons})"
         if waiting or self.scopes_waiting:
             text += f"; {waiting} notes and {self.scopes_waiting} scopes wait for the next run"
+        if self.skipped:
+            text += f"; {len(self.skipped)} scopes skipped: another worker held them"
         for days, notes in sorted(self.too_new.items()):
             are = "note is" if notes == 1 else "notes are"
             text += f"; {notes} {are} newer than {days} day{'' if days == 1 else 's'}"
-        if not (self.folded or self.failed or waiting or self.scopes_waiting or self.too_new):
+        busy = self.failed or waiting or self.scopes_waiting or self.skipped
+        if not (self.folded or busy or self.too_new):
             text += "; no notes are waiting to be folded"
         return text + "."
 
@@ -155,9 +163,14 @@ def mark_plan(scope: Scope, keys: list[str], version: int, now: datetime) -> Pla
 
 
 def scope_plan(
-    scope: Scope, settings: MemorySettings, model: BaseChatModel, now: datetime
+    scope: Scope,
+    settings: MemorySettings,
+    model: BaseChatModel,
+    now: datetime,
+    worker: Worker | None = None,
 ) -> Plan[ScopeResult]:
-    """Consolidate one scope (see the module docstring)."""
+    """Consolidate one scope (see the module docstring); with `worker`, its lease on the
+    scope is renewed after the model answers, and the scope fails unrenewed."""
     document = yield from read_plan(scope)
     notes = yield from all_notes_plan(scope)
     folded = set(document.folded) if document else set()
@@ -174,6 +187,11 @@ def scope_plan(
     messages = consolidation_messages(current, batch, settings.document_soft_limit_chars)
     reply = yield ModelCall(model, messages, timeout=settings.consolidation_timeout_seconds)
     text = checked_rewrite(reply, previous=current, what="the consolidated memory document")
+    if worker is not None and not (yield worker.take(scope)):
+        raise LeaseLostError(
+            "another worker took this scope while the model answered (the lease of "
+            f"{worker.lease_seconds:g} s expired); nothing was written"
+        )
     keys = tuple(note.key for note in batch)
     write = yield from write_plan(
         scope,
@@ -265,23 +283,52 @@ def one_scope_plan(
     settings: LayeredSettings,
     maintenance: MaintenanceModel,
     now: datetime,
-) -> Plan[tuple[ScopeResult, int] | None]:
-    """Consolidate one scope under its effective settings, with the model they name; None
-    when scoped memory is off there. A failure is the scope's result, never raised. With the
+    worker: Worker,
+) -> Plan[tuple[ScopeResult, int] | Literal["held"] | None]:
+    """Consolidate one scope under its effective settings, with the model they name, holding
+    `worker`'s lease on it; None when scoped memory is off there, "held" when another
+    worker's lease on it is valid. A failure is the scope's result, never raised. With the
     result comes `consolidation_min_age_days` there, for the summary's "too new" count."""
+    try:
+        if not (yield worker.take(scope)):
+            return "held"
+    except Exception as exc:
+        result = failed_result(scope, exc)
+        report_event(scope, result)
+        return result, 0
+    outcome = yield from _held_scope_plan(scope, ctx, settings, maintenance, now, worker)
+    yield from _drop_plan(worker, scope)
+    if outcome is not None and outcome[0].status != "nothing":
+        report_event(scope, outcome[0])
+    return outcome
+
+
+def _held_scope_plan(
+    scope: Scope,
+    ctx: MemoryContext,
+    settings: LayeredSettings,
+    maintenance: MaintenanceModel,
+    now: datetime,
+    worker: Worker,
+) -> Plan[tuple[ScopeResult, int] | None]:
     try:
         effective = yield from settings.effective_plan(ctx)
         if not effective.values.scoped_memory:
             return None
         chosen = maintenance(effective.values)
         assert chosen is not None
-        result = yield from scope_plan(scope, effective.values, chosen, now)
-        days = effective.values.consolidation_min_age_days
+        result = yield from scope_plan(scope, effective.values, chosen, now, worker)
     except Exception as exc:
-        result, days = failed_result(scope, exc), 0
-    if result.status != "nothing":
-        report_event(scope, result)
-    return result, days
+        return failed_result(scope, exc), 0
+    return result, effective.values.consolidation_min_age_days
+
+
+def _drop_plan(worker: Worker, scope: Scope) -> Plan[None]:
+    """Give the scope's lease back; best-effort (an unreturned lease expires)."""
+    try:
+        yield worker.drop(scope)
+    except Exception:
+        logger.warning("could not release the lease of %s; it expires", scope.namespace)
 
 
 def consolidation_plan(
@@ -289,19 +336,24 @@ def consolidation_plan(
     model: BaseChatModel | MaintenanceModel,
     now: datetime,
     progress: Callable[[ScopeResult], None] | None,
+    worker: Worker,
 ) -> Plan[ConsolidationReport]:
     """Consolidate every scope with pending notes, up to the per-run scope cap, each with the
-    model its settings name (`maintenance_model`), else `model`."""
+    model its settings name (`maintenance_model`), else `model`, under `worker`'s lease on
+    it; the scopes are walked from the worker's starting point."""
     maintenance = maintenance_of(model)
     platform = yield from settings.effective_plan(MemoryContext())
     candidates = yield from note_scopes_plan()
     report = ConsolidationReport()
     processed = 0
-    for scope, ctx in candidates:
+    for scope, ctx in worker.order(candidates):
         if processed >= platform.values.consolidation_max_scopes:
             report.scopes_waiting += 1
             continue
-        outcome = yield from one_scope_plan(scope, ctx, settings, maintenance, now)
+        outcome = yield from one_scope_plan(scope, ctx, settings, maintenance, now, worker)
+        if outcome == "held":
+            report.skipped.append(scope.namespace)
+            continue
         if outcome is None:
             continue
         result, days = outcome
@@ -326,7 +378,7 @@ def recorded_plan(
         yield from save_plan(run.crashed(exc, clock()), keep)
         raise
     scopes = [ScopeRun.of(r.namespace, r.status, r.folded, r.error) for r in report.scopes]
-    final = run.finish(scopes, report.summary(), clock())
+    final = run.finish(scopes, report.summary(), clock(), skipped=report.skipped)
     report.run = final if (yield from save_plan(final, keep)) else None
     return report
 
@@ -338,10 +390,13 @@ def _nightly(
     now: datetime | None,
     progress: Callable[[ScopeResult], None] | None,
     keep_runs: int,
+    worker: Worker | None,
 ) -> tuple[JobRun, Plan[ConsolidationReport]]:
     started = now or datetime.now(UTC)
-    record = new_run("consolidation", "nightly", None, started)
-    work = consolidation_plan(settings or LayeredSettings(store), model, started, progress)
+    worker = worker or Worker()
+    record = new_run("consolidation", "nightly", None, started, worker=worker.id)
+    layered = settings or LayeredSettings(store)
+    work = consolidation_plan(layered, model, started, progress, worker)
     return record, recorded_plan(record, work, check_keep(keep_runs), run_clock(started))
 
 
@@ -353,10 +408,12 @@ def consolidate(
     now: datetime | None = None,
     progress: Callable[[ScopeResult], None] | None = None,
     keep_runs: int = KEEP_RUNS,
+    worker: Worker | None = None,
 ) -> ConsolidationReport:
     """Run nightly consolidation over every scope in the store, recorded in the run log
-    (the newest `keep_runs` runs are kept)."""
-    record, plan = _nightly(store, model, settings, now, progress, keep_runs)
+    (the newest `keep_runs` runs are kept), as `worker` (default: a fresh id, 5-minute
+    leases): several may run at once over one store, each scope taken by one at a time."""
+    record, plan = _nightly(store, model, settings, now, progress, keep_runs, worker)
     with origin(source="job", job="consolidation", job_run=record.id):
         return run(store, plan)
 
@@ -369,8 +426,9 @@ async def aconsolidate(
     now: datetime | None = None,
     progress: Callable[[ScopeResult], None] | None = None,
     keep_runs: int = KEEP_RUNS,
+    worker: Worker | None = None,
 ) -> ConsolidationReport:
     """Async twin of consolidate."""
-    record, plan = _nightly(store, model, settings, now, progress, keep_runs)
+    record, plan = _nightly(store, model, settings, now, progress, keep_runs, worker)
     with origin(source="job", job="consolidation", job_run=record.id):
         return await arun(store, plan)

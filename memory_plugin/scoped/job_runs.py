@@ -21,9 +21,11 @@ from memory_plugin.provenance import origin
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped.consolidation import (
     ConsolidationReport,
+    ScopeResult,
     one_scope_plan,
     recorded_plan,
 )
+from memory_plugin.scoped.leases import Worker, default_worker_id
 from memory_plugin.scoped.run_records import (
     KEEP_RUNS,
     RUNS,
@@ -72,8 +74,13 @@ def _scope_plan(
     now: datetime,
 ) -> Plan[ConsolidationReport]:
     report = ConsolidationReport()
-    outcome = yield from one_scope_plan(thread_scope(ctx), ctx, settings, maintenance, now)
-    if outcome is not None:
+    scope = thread_scope(ctx)
+    worker = Worker(id=f"manual:{default_worker_id()}")
+    outcome = yield from one_scope_plan(scope, ctx, settings, maintenance, now, worker)
+    if outcome == "held":
+        busy = "the nightly job is consolidating this scope now; try again in a few minutes"
+        report.add(ScopeResult(scope.namespace, "failed", error=busy), 0)
+    elif outcome is not None:
         report.add(*outcome)
     return report
 

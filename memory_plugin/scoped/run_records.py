@@ -104,6 +104,10 @@ class JobRun:
     summary: str
     folded: int
     scopes: tuple[ScopeRun, ...]
+    worker: str | None = None
+    """The worker that ran it (leases name it too)."""
+    skipped: tuple[tuple[str, ...], ...] = ()
+    """Scopes it skipped because another worker held their lease."""
 
     def to_json(self) -> dict[str, Any]:
         """The run as JSON (what the store keeps and the REST API answers)."""
@@ -118,6 +122,8 @@ class JobRun:
             "summary": self.summary,
             "folded": self.folded,
             "scopes": [scope.to_json() for scope in self.scopes],
+            "worker": self.worker,
+            "skipped": [list(ns) for ns in self.skipped],
         }
 
     @classmethod
@@ -134,11 +140,19 @@ class JobRun:
             summary=value.get("summary") or "",
             folded=int(value.get("folded") or 0),
             scopes=tuple(ScopeRun.from_json(scope) for scope in value.get("scopes") or ()),
+            worker=value.get("worker"),
+            skipped=tuple(tuple(ns) for ns in value.get("skipped") or ()),
         )
 
-    def finish(self, scopes: Iterable[ScopeRun], summary: str, finished_at: datetime) -> JobRun:
+    def finish(
+        self,
+        scopes: Iterable[ScopeRun],
+        summary: str,
+        finished_at: datetime,
+        skipped: Iterable[tuple[str, ...]] = (),
+    ) -> JobRun:
         """The run as it ended: failed when every scope it processed failed, partial when
-        some did, else succeeded."""
+        some did, else succeeded; `skipped`: the scopes another worker held."""
         done = tuple(scopes)
         failed = sum(1 for scope in done if scope.status == "failed")
         status: RunStatus = "succeeded"
@@ -151,6 +165,7 @@ class JobRun:
             summary=summary,
             folded=sum(scope.folded for scope in done),
             scopes=done,
+            skipped=tuple(skipped),
         )
 
     def crashed(self, exc: BaseException, finished_at: datetime) -> JobRun:
@@ -163,8 +178,10 @@ class JobRun:
         )
 
 
-def new_run(job: str, trigger: Trigger, by: str | None, started_at: datetime) -> JobRun:
-    """A run that starts now, with a fresh sortable id."""
+def new_run(
+    job: str, trigger: Trigger, by: str | None, started_at: datetime, worker: str | None = None
+) -> JobRun:
+    """A run that starts now, with a fresh sortable id, by `worker`."""
     stamp = started_at.strftime("%Y%m%dT%H%M%S%fZ")
     return JobRun(
         id=f"{stamp}-{secrets.token_hex(4)}",
@@ -177,6 +194,7 @@ def new_run(job: str, trigger: Trigger, by: str | None, started_at: datetime) ->
         summary="Running.",
         folded=0,
         scopes=(),
+        worker=worker,
     )
 
 

@@ -1,0 +1,182 @@
+"""Leases: a named claim held by one worker until it drops it or its time runs out.
+
+A lease lets several processes share work (the sharded nightly job claims each scope) without
+two doing the same piece at once. Taking a lease succeeds when nobody holds it, when the
+holder's time has run out, or when the taker already holds it (a renewal); the database's
+clock decides. PostgreSQL takes it in one `INSERT ... ON CONFLICT ... DO UPDATE ... WHERE`
+statement on `memory_leases` (the row lock makes it atomic across app servers); SQLite runs
+the same upsert inside BEGIN IMMEDIATE (atomic across processes on one file). Any other store,
+InMemoryStore included, keeps a lock table in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.store.base import BaseStore
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+from memory_plugin.backends.fts import (
+    PG_SETUP_LOCK,
+    apg_search_connection,
+    asqlite_search_connection,
+    pg_search_connection,
+    sqlite_search_connection,
+)
+
+
+@dataclass(frozen=True)
+class TakeLease:
+    """Take (or renew) the lease `name` for `holder` for `seconds`, unless another holder's
+    lease on it is still valid. The result is True when `holder` now holds it."""
+
+    name: str
+    holder: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class DropLease:
+    """Give back the lease `name` if `holder` holds it. The result is True when it did."""
+
+    name: str
+    holder: str
+
+
+_PG_TABLE = (
+    "CREATE TABLE IF NOT EXISTS memory_leases ("
+    "name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)"
+)
+_PG_TAKE = """
+INSERT INTO memory_leases AS l (name, holder, expires_at)
+VALUES (%(name)s, %(holder)s, now() + make_interval(secs => %(seconds)s))
+ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+WHERE l.expires_at <= now() OR l.holder = excluded.holder
+RETURNING holder
+"""
+_PG_DROP = "DELETE FROM memory_leases WHERE name = %s AND holder = %s RETURNING name"
+_SQLITE_TABLE = (
+    "CREATE TABLE IF NOT EXISTS memory_leases ("
+    "name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at REAL NOT NULL)"
+)
+_SQLITE_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+_SQLITE_TAKE = f"""
+INSERT INTO memory_leases (name, holder, expires_at) VALUES (?, ?, {_SQLITE_NOW} + ?)
+ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+WHERE memory_leases.expires_at <= {_SQLITE_NOW} OR memory_leases.holder = excluded.holder
+RETURNING holder
+"""
+_SQLITE_DROP = "DELETE FROM memory_leases WHERE name = ? AND holder = ? RETURNING name"
+
+_tables: weakref.WeakSet[BaseStore] = weakref.WeakSet()
+_held: weakref.WeakKeyDictionary[BaseStore, dict[str, tuple[str, float]]] = (
+    weakref.WeakKeyDictionary()
+)
+_guard = threading.Lock()
+
+
+def _pg_args(request: TakeLease | DropLease) -> tuple[str, Any]:
+    if isinstance(request, TakeLease):
+        args = {"name": request.name, "holder": request.holder, "seconds": float(request.seconds)}
+        return _PG_TAKE, args
+    return _PG_DROP, (request.name, request.holder)
+
+
+def _sqlite_write(db: Any, statement: str, args: tuple[Any, ...], store: BaseStore) -> bool:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if store not in _tables:
+            db.execute(_SQLITE_TABLE)
+        rows = db.execute(statement, args).fetchall()
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    _tables.add(store)
+    return bool(rows)
+
+
+async def _asqlite_write(db: Any, statement: str, args: tuple[Any, ...], store: BaseStore) -> bool:
+    await db.execute("BEGIN IMMEDIATE")
+    try:
+        if store not in _tables:
+            await db.execute(_SQLITE_TABLE)
+        rows = list(await db.execute_fetchall(statement, args))
+    except BaseException:
+        await db.execute("ROLLBACK")
+        raise
+    await db.execute("COMMIT")
+    _tables.add(store)
+    return bool(rows)
+
+
+def _pg_write(conn: Any, statement: str, args: Any, store: BaseStore) -> bool:
+    with conn.transaction():
+        if store not in _tables:
+            conn.execute(PG_SETUP_LOCK)
+            conn.execute(_PG_TABLE)
+        row = conn.execute(statement, args).fetchone()
+    _tables.add(store)
+    return row is not None
+
+
+async def _apg_write(conn: Any, statement: str, args: Any, store: BaseStore) -> bool:
+    async with conn.transaction():
+        if store not in _tables:
+            await conn.execute(PG_SETUP_LOCK)
+            await conn.execute(_PG_TABLE)
+        row = await (await conn.execute(statement, args)).fetchone()
+    _tables.add(store)
+    return row is not None
+
+
+def _local(store: BaseStore, request: TakeLease | DropLease) -> bool:
+    """The lease in this process's lock table."""
+    with _guard:
+        held = _held.setdefault(store, {})
+        holder, expires = held.get(request.name, (None, 0.0))
+        now = time.time()
+        if isinstance(request, DropLease):
+            if holder != request.holder:
+                return False
+            del held[request.name]
+            return True
+        if holder not in (None, request.holder) and expires > now:
+            return False
+        held[request.name] = (request.holder, now + request.seconds)
+        return True
+
+
+def lease(store: BaseStore, request: TakeLease | DropLease) -> bool:
+    """Take or drop a lease (see TakeLease and DropLease)."""
+    if isinstance(store, PostgresStore):
+        with pg_search_connection(store) as conn:
+            return _pg_write(conn, *_pg_args(request), store)
+    if isinstance(store, SqliteStore):
+        with sqlite_search_connection(store) as db:
+            return _sqlite_write(db, *_sqlite_args(request), store)
+    return _local(store, request)
+
+
+async def alease(store: BaseStore, request: TakeLease | DropLease) -> bool:
+    """Async twin of lease."""
+    if isinstance(store, AsyncPostgresStore):
+        async with apg_search_connection(store) as conn:
+            return await _apg_write(conn, *_pg_args(request), store)
+    if isinstance(store, AsyncSqliteStore):
+        async with asqlite_search_connection(store) as db:
+            return await _asqlite_write(db, *_sqlite_args(request), store)
+    return await asyncio.to_thread(lease, store, request)
+
+
+def _sqlite_args(request: TakeLease | DropLease) -> tuple[str, tuple[Any, ...]]:
+    if isinstance(request, TakeLease):
+        return _SQLITE_TAKE, (request.name, request.holder, float(request.seconds))
+    return _SQLITE_DROP, (request.name, request.holder)

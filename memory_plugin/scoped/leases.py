@@ -1,0 +1,93 @@
+"""Which consolidation worker has a scope: one lease per scope, so several workers can run
+the nightly job over one store at once.
+
+A worker takes a scope's lease before it reads the scope, renews it after the model answers
+(before it writes), and drops it when the scope is done, failed or not. A scope whose lease
+another worker holds is skipped and named in the run record. A worker that dies holding a
+lease blocks its scope only until the lease expires (`lease_seconds`); then any worker takes
+the scope and finishes it: the notes the dead worker had not marked are still unmarked, and
+a document it saved names the notes it folded, so nothing is folded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from memory_plugin.backends.leases import DropLease, TakeLease
+from memory_plugin.errors import MemoryPluginError
+from memory_plugin.scope import Scope
+
+LEASE_SECONDS = 300.0
+"""How long a worker's claim on a scope lasts unless renewed (above the 120 s default of
+`consolidation_timeout_seconds`, the longest step)."""
+MAX_LEASE_SECONDS = 86_400.0
+T = TypeVar("T")
+
+
+class LeaseError(MemoryPluginError, ValueError):
+    """A worker's id or lease length is unusable."""
+
+
+class LeaseLostError(MemoryPluginError):
+    """Another worker took the scope while this one waited for the model (its lease had
+    expired); this worker writes nothing."""
+
+
+def default_worker_id() -> str:
+    """This process's worker id: host, process id and a random tag."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class Worker:
+    """One consolidation worker: its id (in leases and the run record) and how long its
+    lease on a scope lasts. `shard`, `shards`: this worker's place among workers started
+    together (it starts at its share of the scopes); else it starts where its id hashes to."""
+
+    id: str = field(default_factory=default_worker_id)
+    lease_seconds: float = LEASE_SECONDS
+    shard: int = 0
+    shards: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id.strip() or len(self.id) > 200:
+            raise LeaseError(f"worker id must be 1 to 200 characters, got {self.id!r}")
+        seconds = self.lease_seconds
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise LeaseError(f"lease_seconds must be a number, got {seconds!r}")
+        if not 1.0 <= seconds <= MAX_LEASE_SECONDS:
+            raise LeaseError(
+                f"lease_seconds must be from 1 to {MAX_LEASE_SECONDS:g}, got {seconds!r}"
+            )
+        if self.shards < 1 or not 0 <= self.shard < self.shards:
+            raise LeaseError(f"shard must be from 0 to {self.shards - 1}, got {self.shard!r}")
+
+    def take(self, scope: Scope) -> TakeLease:
+        """The request that takes (or renews) this worker's lease on `scope`."""
+        return TakeLease(lease_name(scope), self.id, self.lease_seconds)
+
+    def drop(self, scope: Scope) -> DropLease:
+        """The request that gives `scope`'s lease back."""
+        return DropLease(lease_name(scope), self.id)
+
+    def order(self, items: Sequence[T]) -> list[T]:
+        """`items` from this worker's starting point round to the one before it, so workers
+        started together do not queue on the same scope."""
+        if not items:
+            return []
+        if self.shards > 1:
+            start = self.shard * len(items) // self.shards
+        else:
+            start = int(hashlib.sha256(self.id.encode()).hexdigest(), 16) % len(items)
+        return [*items[start:], *items[:start]]
+
+
+def lease_name(scope: Scope) -> str:
+    """The lease that guards consolidation of `scope`."""
+    return "consolidation:" + ".".join(scope.namespace)
