@@ -37,7 +37,12 @@ def _consolidate(args: argparse.Namespace) -> int:
     from memory_plugin.backends import connect
     from memory_plugin.models import resolve_model
     from memory_plugin.scoped.consolidation import ScopeResult, consolidate
+    from memory_plugin.scoped.leases import Worker
+    from memory_plugin.scoped.shards import worker_ids
 
+    if args.workers != 1:
+        return _consolidate_workers(args)
+    worker = Worker(worker_ids(1, args.worker_id)[0], args.lease_seconds)
     model = resolve_model(args.model)
     with connect(args.url) as backend:
         bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr)
@@ -46,12 +51,30 @@ def _consolidate(args: argparse.Namespace) -> int:
             bar.update(1)
             bar.set_postfix(folded=result.folded, status=result.status)
 
-        report = consolidate(backend.store, model, progress=progress)
+        report = consolidate(backend.store, model, progress=progress, worker=worker)
         bar.close()
     for result in report.failed:
         print(f"failed: {'/'.join(result.namespace[1:])}: {result.error}", file=sys.stderr)
     print(report.summary())
     return 1 if report.failed else 0
+
+
+def _consolidate_workers(args: argparse.Namespace) -> int:
+    """`consolidate --workers N`: N worker processes at once, one summary line each."""
+    from memory_plugin.scoped.shards import run_workers
+
+    outcomes = run_workers(
+        args.url,
+        args.model,
+        args.workers,
+        worker_id=args.worker_id,
+        lease_seconds=args.lease_seconds,
+    )
+    for outcome in outcomes:
+        for failure in outcome.failed:
+            print(f"failed: {failure} (worker {outcome.worker})", file=sys.stderr)
+        print(f"{outcome.worker}: {outcome.summary}")
+    return 1 if any(outcome.failed for outcome in outcomes) else 0
 
 
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
@@ -246,6 +269,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)"
     )
     consolidate.add_argument("--model", help="chat model (default: $MEMORY_MODEL)")
+    consolidate.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes to run at once, each scope leased to one at a time (default: 1)",
+    )
+    consolidate.add_argument(
+        "--worker-id", help="this worker's id in leases and the run log (default: host:pid:tag)"
+    )
+    consolidate.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=300.0,
+        help="how long a worker's claim on a scope lasts if it dies (default: 300)",
+    )
     consolidate.set_defaults(run=_consolidate)
     history = commands.add_parser(
         "history", help="list the saved versions of a scope's memory document"

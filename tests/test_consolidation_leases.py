@@ -1,0 +1,285 @@
+"""The sharded nightly job: several workers over one store, each scope leased to one at a
+time; every note is folded exactly once, a dead worker's lease expires and another worker
+finishes its scope, a failing scope gives its lease back. PostgreSQL and SQLite workers are
+real separate processes; the memory backend's are threads of one process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from langgraph.store.base import BaseStore
+
+from memory_plugin import Backend, MemoryContext, connect
+from memory_plugin.backends.leases import DropLease, TakeLease, alease, lease
+from memory_plugin.plans import run
+from memory_plugin.scope import personal_scope
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped.consolidation import aconsolidate, consolidate
+from memory_plugin.scoped.documents import read_plan
+from memory_plugin.scoped.job_runs import list_runs
+from memory_plugin.scoped.leases import LeaseError, Worker, lease_name
+from memory_plugin.scoped.notes import all_notes_plan
+from tests.fakes import MergingModel
+from tests.lease_models import (
+    MARK_ENV,
+    GatedModel,
+    OutlastingModel,
+    SlowMergingModel,
+)
+from tests.scoped_helpers import failing_model
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = Path(sys.executable).parent / "memory-plugin"
+USERS = [MemoryContext(user_id=f"u{i}", workspace_id="acme") for i in range(12)]
+PER_SCOPE = 3
+
+
+def _texts(ctx: MemoryContext) -> list[str]:
+    return [f"{ctx.user_id} likes item {j}" for j in range(PER_SCOPE)]
+
+
+def _seed(store: BaseStore, users: list[MemoryContext]) -> None:
+    """PER_SCOPE notes per user, ten days old (past the 7-day minimum age)."""
+    day = (datetime.now(UTC) - timedelta(days=10)).date()
+    memory = ScopedMemory(store)
+    for ctx in users:
+        memory.import_notes(ctx, [(day, text) for text in _texts(ctx)])
+
+
+def _assert_folded_once(store: BaseStore, users: list[MemoryContext]) -> None:
+    """Every note is marked folded and appears in its scope's document exactly once."""
+    for ctx in users:
+        scope = personal_scope(ctx)
+        notes = run(store, all_notes_plan(scope))
+        assert [n.consolidated for n in notes] == [True] * PER_SCOPE, ctx.user_id
+        document = run(store, read_plan(scope))
+        assert document is not None, ctx.user_id
+        lines = sorted(line.removeprefix("- ") for line in document.text.splitlines())
+        assert lines == sorted(_texts(ctx))
+        assert sorted(document.folded) == sorted(n.key for n in notes)
+
+
+def _assert_unmarked(store: BaseStore, ctx: MemoryContext) -> None:
+    notes = run(store, all_notes_plan(personal_scope(ctx)))
+    assert len(notes) == PER_SCOPE and not any(n.consolidated for n in notes)
+
+
+def _cli(*args: str, **env: str) -> subprocess.Popen[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    environ |= {"PYTHONPATH": str(ROOT), **env}
+    return subprocess.Popen(
+        [str(SCRIPT), "consolidate", *args],
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database URL that separate processes can share."""
+    from tests.conftest import url_for
+
+    return url_for(request.param, request, tmp_path)
+
+
+def test_a_lease_is_never_taken_while_valid(backend: Backend) -> None:
+    store = backend.store
+    assert lease(store, TakeLease("scope-a", "w1", 60))
+    assert not lease(store, TakeLease("scope-a", "w2", 60))
+    assert lease(store, TakeLease("scope-a", "w1", 60)), "its holder renews it"
+    assert lease(store, TakeLease("scope-b", "w2", 60)), "another scope is free"
+    assert not lease(store, DropLease("scope-a", "w2")), "only the holder gives it back"
+    assert not lease(store, TakeLease("scope-a", "w2", 60))
+    assert lease(store, DropLease("scope-a", "w1"))
+    assert lease(store, TakeLease("scope-a", "w2", 1))
+    assert not lease(store, TakeLease("scope-a", "w1", 60))
+    time.sleep(1.3)
+    assert lease(store, TakeLease("scope-a", "w1", 60)), "an expired lease is taken"
+    assert not lease(store, TakeLease("scope-a", "w2", 60))
+
+
+async def test_async_leases_match_the_sync_ones(abackend: Backend) -> None:
+    store = abackend.store
+    assert await alease(store, TakeLease("scope-a", "w1", 60))
+    assert not await alease(store, TakeLease("scope-a", "w2", 60))
+    assert not await alease(store, DropLease("scope-a", "w2"))
+    assert await alease(store, DropLease("scope-a", "w1"))
+    assert await alease(store, TakeLease("scope-a", "w2", 60))
+
+
+def test_worker_processes_fold_every_note_exactly_once(shared_url: str) -> None:
+    with connect(shared_url) as backend:
+        _seed(backend.store, USERS)
+    model = "tests.lease_models:slow_merging_model"
+    workers = _cli("--url", shared_url, "--model", model, "--workers", "3", "--worker-id", "n")
+    out, err = workers.communicate(timeout=300)
+    assert workers.returncode == 0, err
+    assert sorted(line.split(":")[0] for line in out.splitlines()) == ["n-1", "n-2", "n-3"]
+    with connect(shared_url) as backend:
+        _assert_folded_once(backend.store, USERS)
+        runs = list_runs(backend.store)
+    assert sorted(r.worker or "" for r in runs) == ["n-1", "n-2", "n-3"]
+    assert sum(r.folded for r in runs) == len(USERS) * PER_SCOPE
+    folded = [s.namespace for r in runs for s in r.scopes if s.folded]
+    assert len(folded) == len(set(folded)) == len(USERS), "each scope folded by one worker"
+
+
+def test_worker_threads_fold_every_note_exactly_once(backend: Backend, backend_url: str) -> None:
+    _seed(backend.store, USERS)
+    reports = []
+    with ExitStack() as opened:
+        stores = [
+            backend.store
+            if backend_url == "memory://"
+            else opened.enter_context(connect(backend_url)).store
+            for _ in range(3)
+        ]
+
+        def work(i: int) -> None:
+            worker = Worker(f"t{i}", shard=0, shards=2)  # all start on the same scope
+            reports.append(consolidate(stores[i], SlowMergingModel(delay=0.02), worker=worker))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    assert len(reports) == 3
+    assert sum(r.folded for r in reports) == len(USERS) * PER_SCOPE
+    _assert_folded_once(backend.store, USERS)
+
+
+async def test_async_workers_fold_every_note_exactly_once(abackend: Backend) -> None:
+    day = (datetime.now(UTC) - timedelta(days=10)).date()
+    for ctx in USERS[:6]:
+        await ScopedMemory(abackend.store).aimport_notes(ctx, [(day, t) for t in _texts(ctx)])
+    workers = [Worker(f"a{i}", shard=i, shards=2) for i in range(2)]
+    reports = await asyncio.gather(
+        *(aconsolidate(abackend.store, SlowMergingModel(delay=0.01), worker=w) for w in workers)
+    )
+    assert sum(r.folded for r in reports) == 6 * PER_SCOPE
+    await asyncio.to_thread(_assert_folded_once, abackend.store, USERS[:6])
+
+
+def test_a_held_scope_is_skipped_and_named_in_the_run_record(backend: Backend) -> None:
+    users = USERS[:3]
+    _seed(backend.store, users)
+    first = personal_scope(users[0]).namespace
+    gated = GatedModel(entered=threading.Event(), gate=threading.Event())
+    held: list[object] = []
+    a = Worker("a", shard=0, shards=2)
+    b = Worker("b", shard=0, shards=2)
+    thread = threading.Thread(
+        target=lambda: held.append(consolidate(backend.store, gated, worker=a))
+    )
+    thread.start()
+    assert gated.entered.wait(timeout=60)
+    other = consolidate(backend.store, MergingModel(), worker=b)
+    _assert_unmarked(backend.store, users[0])
+    gated.gate.set()
+    thread.join(timeout=60)
+    assert other.skipped == [first]
+    assert other.folded == 2 * PER_SCOPE
+    assert other.run is not None and other.run.worker == "b" and other.run.skipped == (first,)
+    assert "1 scopes skipped: another worker held them" in other.summary()
+    (report,) = held
+    assert report.folded == PER_SCOPE  # type: ignore[attr-defined]
+    _assert_folded_once(backend.store, users)
+
+
+def test_a_killed_worker_leaves_a_lease_that_expires(shared_url: str, tmp_path: Path) -> None:
+    ctx = USERS[0]
+    with connect(shared_url) as backend:
+        _seed(backend.store, [ctx])
+    mark = tmp_path / "model-called"
+    doomed = _cli(
+        "--url", shared_url, "--model", "tests.lease_models:blocking_model",
+        "--lease-seconds", "2", "--worker-id", "doomed",
+        **{MARK_ENV: str(mark)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not mark.exists():
+        assert doomed.poll() is None, doomed.communicate()
+        assert time.monotonic() < deadline, "the worker never reached the model"
+        time.sleep(0.05)
+    os.kill(doomed.pid, signal.SIGKILL)
+    doomed.wait(timeout=30)
+    expires = time.monotonic() + 2
+    with connect(shared_url) as backend:
+        early = consolidate(backend.store, MergingModel(), worker=Worker("rescuer"))
+        assert time.monotonic() < expires, "too slow to see the lease still valid"
+        assert early.skipped == [personal_scope(ctx).namespace] and early.folded == 0
+        _assert_unmarked(backend.store, ctx)
+        time.sleep(max(0.0, expires - time.monotonic()) + 0.5)
+        late = consolidate(backend.store, MergingModel(), worker=Worker("rescuer"))
+        assert late.skipped == [] and late.folded == PER_SCOPE
+        _assert_folded_once(backend.store, [ctx])
+
+
+def test_a_failing_scope_releases_its_lease_and_leaves_notes_unmarked(backend: Backend) -> None:
+    ctx = USERS[0]
+    _seed(backend.store, [ctx])
+    report = consolidate(backend.store, failing_model(), worker=Worker("w"))
+    assert [r.status for r in report.scopes] == ["failed"]
+    _assert_unmarked(backend.store, ctx)
+    assert lease(backend.store, TakeLease(lease_name(personal_scope(ctx)), "next", 60))
+
+
+def test_a_worker_that_outlasts_its_lease_writes_nothing(backend: Backend) -> None:
+    ctx = USERS[0]
+    _seed(backend.store, [ctx])
+    name = lease_name(personal_scope(ctx))
+    taken: list[bool] = []
+
+    def thief() -> None:
+        time.sleep(1.3)
+        taken.append(lease(backend.store, TakeLease(name, "thief", 60)))
+
+    report = consolidate(
+        backend.store, OutlastingModel(before_answer=thief), worker=Worker("slow", 1)
+    )
+    assert taken == [True]
+    (result,) = report.scopes
+    assert result.status == "failed" and "another worker took this scope" in (result.error or "")
+    assert run(backend.store, read_plan(personal_scope(ctx))) is None
+    _assert_unmarked(backend.store, ctx)
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--lease-seconds", "0"], "lease_seconds must be from 1"),
+        (["--workers", "0"], "workers must be an integer from 1"),
+        (["--workers", "2", "--url", "memory://"], "several workers need a shared database"),
+    ],
+)
+def test_bad_worker_options_are_refused(args: list[str], error: str) -> None:
+    refused = _cli("--model", "tests.fakes:merging_model", *args)
+    out, err = refused.communicate(timeout=120)
+    assert refused.returncode == 2 and error in err and out == ""
+
+
+def test_a_worker_needs_a_usable_id_and_lease() -> None:
+    with pytest.raises(LeaseError, match="worker id"):
+        Worker("")
+    with pytest.raises(LeaseError, match="lease_seconds must be a number"):
+        Worker("w", "300")  # type: ignore[arg-type]
+
+
+def test_workers_started_together_start_at_their_own_share() -> None:
+    scopes = list(range(8))
+    starts = [Worker(f"w{i}", shard=i, shards=4).order(scopes)[0] for i in range(4)]
+    assert starts == [0, 2, 4, 6]
+    assert sorted(Worker("solo").order(scopes)) == scopes
