@@ -11,6 +11,7 @@ its own share of the scopes.
 from __future__ import annotations
 
 import multiprocessing
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -22,12 +23,16 @@ MAX_WORKERS = 64
 
 @dataclass(frozen=True)
 class WorkerOutcome:
-    """What one worker process reports back: its id, summary line and failed scopes."""
+    """What one worker process reports back: its id, summary line, failed scopes, notes
+    folded, scopes skipped (another worker held them) and seconds spent consolidating."""
 
     worker: str
     summary: str
     failed: list[str]
     run_id: str | None
+    folded: int
+    skipped: int
+    seconds: float
 
 
 def run_worker(url: str | None, model: str | None, worker: Worker) -> WorkerOutcome:
@@ -38,9 +43,18 @@ def run_worker(url: str | None, model: str | None, worker: Worker) -> WorkerOutc
 
     chat = resolve_model(model)
     with connect(url) as backend:
+        began = time.perf_counter()
         report = consolidate(backend.store, chat, worker=worker)
-    failed = [f"{result.label}: {result.error}" for result in report.failed]
-    return WorkerOutcome(worker.id, report.summary(), failed, report.run.id if report.run else None)
+        seconds = time.perf_counter() - began
+    return WorkerOutcome(
+        worker.id,
+        report.summary(),
+        [f"{result.label}: {result.error}" for result in report.failed],
+        report.run.id if report.run else None,
+        report.folded,
+        len(report.skipped),
+        seconds,
+    )
 
 
 def worker_ids(count: int, base: str | None) -> list[str]:
