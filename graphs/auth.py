@@ -24,7 +24,9 @@ Clients send `Authorization: Bearer <token>`
 - threads belong to their creator (`owner` in the thread's metadata, which memory_plugin
   reads as the thread owner); nobody else can read, search or run them;
 - the /store API reaches only memory of the caller: their personal memory and profile and
-  the team memory of their workspaces (memory_plugin.scope.reachable_namespace).
+  the team memory of their workspaces (memory_plugin.scope.reachable_namespace);
+- only operators create, read or change cron jobs (the nightly `memory_consolidation` job
+  reaches every scope; graphs/consolidation.py also refuses runs by anyone else).
 
 LangGraph Studio's own requests (`langgraph-studio-user` under `langgraph dev`) keep full
 access to the /store API, so Studio can show memory; in runs from Studio, memory belongs to
@@ -144,4 +146,13 @@ async def own_memory_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) ->
     if not allowed:
         raise Auth.exceptions.HTTPException(
             status_code=403, detail=f"namespace {list(namespace)} is not your memory"
+        )
+
+
+@auth.on.crons
+async def operators_schedule(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    """Cron jobs are the operators' (and Studio's): the nightly job reaches every scope."""
+    if not _unrestricted(ctx.user):
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail="only operators schedule cron jobs"
         )

@@ -65,10 +65,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _server_config(folder: Path) -> Path:
-    """The root langgraph.json with absolute paths (and persistence off, which langgraph-api
-    0.16 still ignores: the fresh working directory is what isolates the run)."""
-    config = json.loads((ROOT / "langgraph.json").read_text())
+def _server_config(folder: Path, name: str = "langgraph.json") -> Path:
+    """The root langgraph.json (or `name`) with absolute paths (and persistence off, which
+    langgraph-api 0.16 still ignores: the fresh working directory is what isolates the run)."""
+    config = json.loads((ROOT / name).read_text())
 
     def absolute(spec: str) -> str:
         return str((ROOT / spec).resolve()) if spec.startswith(".") else spec
@@ -153,10 +153,12 @@ def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @contextlib.contextmanager
-def langgraph_dev(folder: Path, env: Mapping[str, str] | None = None) -> Iterator[str]:
-    """A running `langgraph dev` serving langgraph.json from `folder`; yields its URL."""
+def langgraph_dev(
+    folder: Path, env: Mapping[str, str] | None = None, config_name: str = "langgraph.json"
+) -> Iterator[str]:
+    """A running `langgraph dev` serving the root `config_name` from `folder`; yields its URL."""
     require_tools()
-    config = _server_config(folder)
+    config = _server_config(folder, config_name)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     log = folder / "server.log"
