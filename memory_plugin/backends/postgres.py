@@ -1,5 +1,9 @@
 """PostgreSQL backend: PostgresStore (pgvector for semantic search) and PostgresSaver on a pool.
 
+The store and the checkpointer share one connection pool per backend (per process): at most
+`pool_max` connections (default 10), set in the URL with `?pool_max=N&pool_min=N&pool_timeout=S`
+(see docs/capacity.md for sizing against max_connections).
+
 A server that is down costs a caller at most the store timeout (the store_timeout_seconds
 setting): a connection attempt gives up after it, and a request gives up as soon as an
 attempt made while it waits fails, instead of queueing for the whole timeout. Each request
@@ -23,7 +27,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.fts import apg_setup, mark_ready, pg_setup
 from memory_plugin.backends.index import log_once
-from memory_plugin.backends.url import scrub
+from memory_plugin.backends.url import PoolConfig, scrub, split_pool_options
 from memory_plugin.errors import BackendError, BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
 
@@ -34,7 +38,6 @@ POLL_SECONDS = 0.1
 SETUP_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtext('memory_plugin.setup'))"
 SETUP_LOCK_POLL_SECONDS = 0.05
 SETUP_LOCK_TIMEOUT_SECONDS = 120
-POOL_MAX_SIZE = 10
 _STORED_DIMS = (
     "SELECT atttypmod FROM pg_attribute "
     "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding'"
@@ -186,11 +189,11 @@ def _probe(target: str, display: str, dims: int | None, stack: ExitStack, timeou
     return True
 
 
-def _pool_options(display: str, timeout: float) -> dict[str, Any]:
+def _pool_options(display: str, timeout: float, config: PoolConfig) -> dict[str, Any]:
     # reconnect_timeout=0: no retry loop with growing back-off (see the module docstring).
     return {
-        "min_size": 1,
-        "max_size": POOL_MAX_SIZE,
+        "min_size": config.min_size,
+        "max_size": config.max_size,
         "kwargs": _connection_kwargs(timeout),
         "timeout": timeout,
         "reconnect_timeout": 0.0,
@@ -203,15 +206,22 @@ def open_postgres(
     target: str, display: str, index: dict[str, Any] | None, stack: ExitStack, timeout: float
 ) -> Opened:
     """Open a pooled PostgresStore and PostgresSaver and run their migrations."""
+    target, config = split_pool_options(target)
+    timeout = timeout if config.timeout is None else config.timeout
     with ExitStack() as setup_lock:
         vector = _probe(target, display, index["dims"] if index else None, setup_lock, timeout)
-        return _open_pool(target, display, index if vector else None, stack, timeout)
+        return _open_pool(target, display, index if vector else None, stack, timeout, config)
 
 
 def _open_pool(
-    target: str, display: str, index: dict[str, Any] | None, stack: ExitStack, timeout: float
+    target: str,
+    display: str,
+    index: dict[str, Any] | None,
+    stack: ExitStack,
+    timeout: float,
+    config: PoolConfig,
 ) -> Opened:
-    pool = FailFastPool(target, **_pool_options(display, timeout))
+    pool = FailFastPool(target, **_pool_options(display, timeout, config))
     pool.open(wait=True, timeout=timeout)
     stack.callback(pool.close)
     store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
@@ -232,9 +242,11 @@ async def aopen_postgres(
     timeout: float,
 ) -> Opened:
     """Async twin of open_postgres."""
+    target, config = split_pool_options(target)
+    timeout = timeout if config.timeout is None else config.timeout
     with ExitStack() as setup_lock:
         vector = _probe(target, display, index["dims"] if index else None, setup_lock, timeout)
-        return await _aopen_pool(target, display, index if vector else None, stack, timeout)
+        return await _aopen_pool(target, display, index if vector else None, stack, timeout, config)
 
 
 async def _aopen_pool(
@@ -243,8 +255,9 @@ async def _aopen_pool(
     index: dict[str, Any] | None,
     stack: AsyncExitStack,
     timeout: float,
+    config: PoolConfig,
 ) -> Opened:
-    pool = AsyncFailFastPool(target, **_pool_options(display, timeout))
+    pool = AsyncFailFastPool(target, **_pool_options(display, timeout, config))
     await pool.open(wait=True, timeout=timeout)
     stack.push_async_callback(pool.close)
     store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]

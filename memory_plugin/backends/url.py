@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote, unquote
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from memory_plugin.errors import BackendError
 
@@ -24,6 +24,70 @@ _SECRET_KEYS = r"(?:ssl)?password|oauth_client_secret|scram_(?:client|server)_ke
 _QUERY_SECRET = re.compile(rf"([?&](?:{_SECRET_KEYS})=)([^&#]*)", re.I)
 _KV_SECRET = re.compile(rf"(\b(?:{_SECRET_KEYS})\s*=\s*)('(?:\\.|[^'\\])*'|[^\s&#]*)", re.I)
 _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
+
+
+POOL_MAX_DEFAULT = 10
+_POOL_LIMITS: dict[str, tuple[type, float, float]] = {
+    "pool_max": (int, 1, 1_000),
+    "pool_min": (int, 0, 1_000),
+    "pool_timeout": (float, 0.1, 600),
+}
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """Connection pool options of a PostgreSQL URL (`?pool_max=10&pool_timeout=5`);
+    `timeout` None means the store_timeout_seconds setting."""
+
+    max_size: int = POOL_MAX_DEFAULT
+    min_size: int = 1
+    timeout: float | None = None
+
+
+def _pool_value(name: str, raw: str, display: str) -> float:
+    kind, low, high = _POOL_LIMITS[name]
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        what = "an integer" if kind is int else "a number of seconds"
+        raise BackendError(
+            f"{name}={raw!r} in PostgreSQL URL {display} must be {what} from {low:g} to {high:g}"
+        )
+    return float(value)
+
+
+def split_pool_options(target: str) -> tuple[str, PoolConfig]:
+    """The PostgreSQL URL without its pool_* query options, and those options (validated)."""
+    if not target.startswith("postgresql://") or "?" not in target:
+        return target, PoolConfig()
+    parts = urlsplit(target)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    display = redact(target)
+    found: dict[str, float] = {}
+    for name, raw in query:
+        if name.startswith("pool_"):
+            if name not in _POOL_LIMITS:
+                known = ", ".join(_POOL_LIMITS)
+                raise BackendError(
+                    f"unknown pool option {name!r} in PostgreSQL URL {display}; known: {known}"
+                )
+            found[name] = _pool_value(name, raw, display)
+    if not found:
+        return target, PoolConfig()
+    config = PoolConfig(
+        max_size=int(found.get("pool_max", POOL_MAX_DEFAULT)),
+        min_size=int(found.get("pool_min", 1)),
+        timeout=found.get("pool_timeout"),
+    )
+    if config.min_size > config.max_size:
+        raise BackendError(
+            f"pool_min={config.min_size} exceeds pool_max={config.max_size} "
+            f"in PostgreSQL URL {display}"
+        )
+    kept = urlencode([(k, v) for k, v in query if not k.startswith("pool_")])
+    return urlunsplit(parts._replace(query=kept)), config
 
 
 @dataclass(frozen=True)
@@ -147,6 +211,7 @@ def parse_url(url: str | None = None) -> BackendURL:
         return BackendURL("sqlite", str(Path(path or DEFAULT_URL.split(":///", 1)[1])), url)
     if scheme in _POSTGRES_SCHEMES:
         target = _postgres_target(rest)
+        split_pool_options(target)
         return BackendURL("postgres", target, redact(target))
     raise BackendError(
         f"unknown backend URL scheme {scheme!r} in {redact(url)!r}; "
