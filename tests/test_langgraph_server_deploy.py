@@ -3,12 +3,14 @@
 `langgraph dev` serves langgraph.postgres.json: the graphs and auth of the root langgraph.json,
 with memory_plugin's PostgreSQL store and checkpointer (memory_plugin.langgraph_server) at
 $MEMORY_URL. Two users talk through the SDK with bearer tokens: what Ann's run remembers is
-loaded in her next thread and reaches nobody else; the notes, the profile and the thread
-checkpoints are in PostgreSQL (read back with memory_plugin.connect); the operator schedules
-the nightly consolidation as a LangGraph cron, and a run of that graph folds the notes (the
-built-in offline model, memory_plugin.demo:studio_model, stands for the LLM). The
-Dockerfile `langgraph dockerfile` writes for the production server is checked too (Docker and
-the licensed PostgreSQL runtime cannot run here).
+loaded in her next thread and reaches nobody else; a second server on the same database
+serves the same memory, and notes appended at once through both get a position each; the
+notes, the profile and the checkpoints are in PostgreSQL (read back with memory_plugin.connect);
+the operator schedules the nightly consolidation as a LangGraph cron (users may not), the
+cron fires and folds a note, and a run of that graph folds the waiting notes (the built-in
+offline model, memory_plugin.demo:studio_model, stands for the LLM). The Dockerfile
+`langgraph dockerfile` writes for the production server is checked too (Docker and the
+licensed PostgreSQL runtime cannot run here).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,8 +44,11 @@ CONFIG = "langgraph.postgres.json"
 TOKENS = {
     "ann-deploy-token": {"identity": "ann", "workspaces": ["acme"]},
     "bob-deploy-token": {"identity": "bob", "workspaces": ["bob-lab"]},
+    "dana-deploy-token": {"identity": "dana"},
     "ops-deploy-token": {"identity": "ops", "operator": True},
 }
+DANA_NOTES = ("memory_plugin", "personal", "dana", "notes")
+DANA_PROJECTS = range(6)
 ANN_NOTES = ("memory_plugin", "personal", "ann", "notes")
 ANN_PERSONAL = MemoryContext(user_id="ann")
 OLD_FACTS = ["Prefers tea", "Works on the IFRS 9 report", "Moved to Zurich"]
@@ -57,6 +63,7 @@ class Deployed:
 
     url: str
     database: str
+    tokens: str
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +80,7 @@ def deployed(
         "MEMORY_AUTH_TOKENS": str(tokens),
     }
     with langgraph_dev(folder, env, CONFIG) as url:
-        yield Deployed(url, database)
+        yield Deployed(url, database, str(tokens))
 
 
 def texts(items: list[Any]) -> list[str]:
@@ -115,6 +122,34 @@ def test_memory_lives_in_postgres_and_stays_with_its_user(deployed: Deployed) ->
         for thread in (first, second, bobs):
             saved = backend.checkpointer.get_tuple({"configurable": {"thread_id": thread}})
             assert saved is not None, f"no checkpoint of thread {thread} in PostgreSQL"
+
+
+def test_two_servers_share_one_memory_database(deployed: Deployed, tmp_path: Path) -> None:
+    env = {"MEMORY_URL": deployed.database, "MEMORY_AUTH_TOKENS": deployed.tokens}
+    with langgraph_dev(tmp_path, env, CONFIG) as second_url:
+        servers = [deployed.url, second_url]
+
+        def tell(i: int) -> list[Any]:
+            dana = client_for(servers[i % 2], "dana-deploy-token")
+            thread = dana.threads.create()["thread_id"]
+            return stream_run(
+                dana, thread, f"Remember that project {i} ships in week {i}.", {}
+            ).errors
+
+        with ThreadPoolExecutor(max_workers=len(DANA_PROJECTS)) as pool:
+            errors = [e for found in pool.map(tell, DANA_PROJECTS) for e in found]
+        assert errors == []
+
+        dana = client_for(second_url, "dana-deploy-token")
+        thread = dana.threads.create()["thread_id"]
+        asked = stream_run(dana, thread, "What do you know about me?", {})
+    assert not asked.errors, asked.errors
+    assert "ships in week" in json.dumps(asked.values)
+
+    with connect(deployed.database) as backend:
+        notes = backend.store.search(DANA_NOTES, limit=50)
+    assert texts(notes) == sorted(f"- Project {i} ships in week {i}." for i in DANA_PROJECTS)
+    assert len({item.key for item in notes}) == len(DANA_PROJECTS)
 
 
 def test_nightly_job_is_a_cron_and_its_run_folds_the_notes(deployed: Deployed) -> None:
