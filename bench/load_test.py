@@ -129,6 +129,7 @@ def run_once(
             "start_at": start_at,
             "max_attempts": args.max_attempts,
             "keep_ratio": args.keep_ratio,
+            "ready": str(work / f"ready{index}"),
         }
         (work / f"spec{index}.json").write_text(json.dumps(spec))
         command = [sys.executable, str(WORKER), str(work / f"spec{index}.json")]
@@ -137,7 +138,13 @@ def run_once(
     sampler.start()
     restarted = None
     if restart is not None:
-        time.sleep(max(0.0, start_at + args.restart_after - time.time()))
+        ready = [work / f"ready{index}" for index in range(processes)]
+        while not all(path.exists() for path in ready):
+            if any(child.poll() is not None for child in children):
+                break
+            time.sleep(0.05)
+        began = max(start_at, time.time())
+        time.sleep(max(0.0, began + args.restart_after - time.time()))
         began = time.time()
         restart()
         restarted = (began, time.time())
@@ -183,6 +190,8 @@ def summarise(
         ends = sorted(t for out in outs for t in out["turn_ends"] if t > back)
         summary["restart"] = {
             "restart_took_s": round(back - began, 2),
+            "turns_before": sum(t < began for out in outs for t in out["turn_ends"]),
+            "turns_after": len(ends),
             "failed_turns": len(failed),
             "failed_after_server_back": sum(f["at"] > back for f in failed),
             "slowest_failure_s": round(max((f["seconds"] for f in failed), default=0.0), 2),

@@ -232,6 +232,8 @@ async def serve(spec: dict[str, Any]) -> dict[str, Any]:
     }
     async with aconnect(spec["url"]) as backend:
         graph = build_graph(backend, spec.get("keep_ratio", KEEP_RATIO))
+        if spec.get("ready"):
+            Path(spec["ready"]).touch()
         delay = spec["start_at"] - time.time()
         if delay > 0:
             await asyncio.sleep(delay)

@@ -88,15 +88,16 @@ def test_a_postgres_restart_mid_run_costs_turns_at_most_the_pool_timeout(
         pytest.skip(f"no restartable PostgreSQL: {exc}")
     try:
         url = f"{server.url}?pool_timeout=3"
-        args = _args(url, conversations=3, turns=10, restart_after=1.0, max_attempts=5)
+        args = _args(url, conversations=3, turns=16, restart_after=0.5, max_attempts=5)
         row = load_test.run_once(args, 2, server.restart)
     finally:
         server_context.__exit__(None, None, None)
     restart = row["restart"]
     assert row["verification"]["ok"], row["verification"]
+    assert restart["turns_before"] > 0 and restart["turns_after"] > 0
     assert restart["processes_serving_after"] == 2
     assert restart["first_success_after_s"] is not None
     assert restart["first_success_after_s"] < 10
     assert all(failed["seconds"] <= 3 + 1 for failed in row["failed_turns"])
-    assert row["turns"] == 2 * 3 * 10
+    assert row["turns"] == 2 * 3 * 16
     assert row["verification"]["masked"] > 0 and row["verification"]["dividers"] > 0
