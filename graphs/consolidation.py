@@ -38,7 +38,8 @@ def operator_identities() -> set[str]:
 def operators_only(state: ConsolidationState, config: RunnableConfig) -> dict[str, Any]:
     """Refuse the run unless its authenticated user (if any) is an operator or Studio."""
     user = (config.get("configurable") or {}).get(AUTH_USER_KEY)
-    if user is None or isinstance(user, Auth.types.StudioUser):
+    studio = isinstance(user, Auth.types.StudioUser) or user_field(user, "kind") == "StudioUser"
+    if user is None or studio:
         return {}
     if (
         user_field(user, "operator") is True

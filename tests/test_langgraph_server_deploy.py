@@ -15,6 +15,7 @@ licensed PostgreSQL runtime cannot run here).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import time
@@ -41,6 +42,7 @@ from tests.langgraph_server import (
 from tests.scoped_helpers import Clock
 
 CONFIG = "langgraph.postgres.json"
+GRAPHS = ROOT / "graphs"
 TOKENS = {
     "ann-deploy-token": {"identity": "ann", "workspaces": ["acme"]},
     "bob-deploy-token": {"identity": "bob", "workspaces": ["bob-lab"]},
@@ -205,6 +207,44 @@ def test_a_cron_runs_the_nightly_job_on_its_schedule(deployed: Deployed) -> None
         ops.crons.delete(cron["cron_id"])
     assert document is not None, f"the cron did not fold carol's note within {CRON_WAIT} s"
     assert "- Prefers green tea" in document.text.splitlines(), document.text
+
+
+def test_only_operators_studio_and_unauthenticated_runs_consolidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_sdk import Auth
+
+    spec = importlib.util.spec_from_file_location(
+        "deploy_consolidation", GRAPHS / "consolidation.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS))
+    monkeypatch.setenv("MEMORY_AUTH_TOKENS", str(tokens))
+
+    def check(user: Any) -> dict[str, Any]:
+        config = {"configurable": {} if user is None else {"langgraph_auth_user": user}}
+        return dict(module.operators_only({}, config))
+
+    for allowed in (
+        None,
+        Auth.types.StudioUser("langgraph-studio-user"),
+        {"kind": "StudioUser", "identity": "langgraph-studio-user"},
+        {"identity": "ops", "operator": True},
+        {"identity": "ops"},
+    ):
+        assert check(allowed) == {}, allowed
+    for refused in (
+        {"identity": "ann", "workspaces": ["acme"]},
+        {"identity": "ann", "operator": "yes"},
+    ):
+        with pytest.raises(PermissionError, match="'ann' is not an operator"):
+            check(refused)
+    monkeypatch.delenv("MEMORY_AUTH_TOKENS")
+    with pytest.raises(PermissionError, match="'ops' is not an operator"):
+        check({"identity": "ops"})
 
 
 def test_dockerfile_for_the_production_server(tmp_path: Path) -> None:
