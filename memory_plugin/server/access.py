@@ -7,10 +7,13 @@ change answers 403 with the reason.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import psycopg
 from fastapi import Depends, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -26,7 +29,10 @@ from memory_plugin.errors import (
 from memory_plugin.namespaces import encode_id
 from memory_plugin.server.tokens import bearer_token
 
+logger = logging.getLogger(__name__)
+
 NOT_FOUND = "not found"
+UNAVAILABLE = "the memory store is unavailable; try again shortly"
 DEFAULT_AGENT = "default"
 
 
@@ -185,6 +191,20 @@ async def invalid_answer(request: Request, exc: Exception) -> JSONResponse:
         for error in exc.errors()
     ]
     return JSONResponse({"detail": errors}, status_code=422)
+
+
+STORE_DOWN: tuple[type[Exception], ...] = (
+    OSError,
+    sqlite3.OperationalError,
+    psycopg.OperationalError,
+)
+"""How a store that cannot be reached fails (connection refused, pool timeout, disk errors)."""
+
+
+async def unavailable_answer(request: Request, exc: Exception) -> JSONResponse:
+    """503 when the store fails underneath a request: logged, nothing of it echoed."""
+    logger.warning("%s %s: the store failed: %r", request.method, request.url.path, exc)
+    return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
 
 
 async def refused_answer(request: Request, exc: Exception) -> JSONResponse:

@@ -23,12 +23,14 @@ from memory_plugin.server import entries, jobs, profile, scoped, threads
 from memory_plugin.server import settings as layers
 from memory_plugin.server.access import (
     NOT_FOUND,
+    STORE_DOWN,
     Caller,
     CallerDep,
     NotFound,
     invalid_answer,
     not_found_answer,
     refused_answer,
+    unavailable_answer,
 )
 from memory_plugin.server.page import mount_page
 from memory_plugin.server.schemas import Error, Me
@@ -126,6 +128,8 @@ def create_app(
     app.add_exception_handler(NotFound, not_found_answer)
     app.add_exception_handler(RequestValidationError, invalid_answer)
     app.add_exception_handler(MemoryPluginError, refused_answer)
+    for failure in STORE_DOWN:
+        app.add_exception_handler(failure, unavailable_answer)
     app.add_exception_handler(StarletteHTTPException, http_answer)
 
     @app.get("/api/me", response_model=Me, tags=["me"])
