@@ -73,6 +73,15 @@ def latest_turn_start(messages: Sequence[BaseMessage]) -> int | None:
     return None
 
 
+def latest_user_index(messages: Sequence[BaseMessage]) -> int | None:
+    """Index of the newest user message: during a turn, the one that opened it (an automatic
+    compaction inside the turn keeps it, since the answer and the profile update need it)."""
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)),
+        None,
+    )
+
+
 def latest_user_message_id(messages: Sequence[BaseMessage]) -> str | None:
     """The id of the newest user message: it opened the current turn."""
     return next((m.id for m in reversed(messages) if isinstance(m, HumanMessage)), None)
@@ -83,11 +92,12 @@ def split(
     counter: TokenCounter,
     keep_tokens: float,
     keep_from: int | None = None,
+    opening: int | None = None,
 ) -> tuple[list[int], list[int], int]:
     """Indices to summarize, indices to keep, and the cut: the newest messages within
     keep_tokens (at least one), or only those from `keep_from` on when that keeps fewer,
     moved back so tool calls and results stay whole, are kept with what is always
-    preserved."""
+    preserved, and with the message at `opening` (the user message of the turn under way)."""
     cut = len(messages)
     used = 0
     while cut > 0:
@@ -100,6 +110,8 @@ def split(
         cut = max(cut, keep_from)
     cut = safe_cut(messages, cut)
     preserved = set(preserved_before(messages, cut))
+    if opening is not None and opening < cut:
+        preserved.add(opening)
     summarize = [i for i in range(cut) if i not in preserved]
     keep = sorted(preserved) + list(range(cut, len(messages)))
     return summarize, keep, cut
@@ -133,7 +145,8 @@ def compaction_plan(
         return Compaction("nothing_to_compact", message="below the compaction trigger")
     keep_from = latest_turn_start(messages) if kind == "manual" else None
     keep_tokens = settings.summarization_keep_ratio * window
-    summarize, keep, cut = split(messages, counter, keep_tokens, keep_from)
+    opening = latest_user_index(messages) if kind == "auto" else None
+    summarize, keep, cut = split(messages, counter, keep_tokens, keep_from, opening)
     if not summarize:
         return Compaction("nothing_to_compact", message=NOTHING_YET)
     old = [messages[i] for i in summarize]
