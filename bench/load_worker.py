@@ -38,10 +38,7 @@ NOTED = re.compile(r"^Noted for (\d{4}-\d{2}-\d{2}) \(note #(\d+)\)\.")
 SAVED = re.compile(r"^Saved the memory document \(version (\d+),")
 TURN = re.compile(r"^Turn (\d+) of (\S+) \(attempt (\d+)\)")
 OUTPUT_LINES = 60
-# A compaction inside a turn keeps this share of the window: enough for a whole turn. At the
-# default (0.1) it summarizes the turn's own user message, and the profile update after the
-# turn then finds no user message and is skipped (see bench/RESULTS.md).
-KEEP_RATIO = 0.3
+KEEP_RATIO = MemorySettings().summarization_keep_ratio
 
 
 def fact(conversation: str, turn: int) -> tuple[str, str]:
