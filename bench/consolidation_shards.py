@@ -31,6 +31,7 @@ import psycopg
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from pgtables import empty_postgres
 
 from memory_plugin import MemoryContext, connect
 from memory_plugin.backends.url import parse_url
@@ -72,16 +73,7 @@ def _reset(url: str) -> None:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         return
-    with psycopg.connect(url, autocommit=True) as conn:
-        tables = [
-            row[0]
-            for row in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                "AND tablename NOT LIKE '%migrations'"
-            ).fetchall()
-        ]
-        if tables:
-            conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables))
+    empty_postgres(url)
 
 
 def _seed(url: str, scopes: int, notes: int, threads: int) -> float:

@@ -42,8 +42,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from langgraph.store.base import BaseStore
+from pgtables import empty_postgres
 
 from memory_plugin import Backend, MemoryContext, connect
 from memory_plugin.backends.claims import insert_next
@@ -299,22 +299,6 @@ def _claim(store: BaseStore, namespace: tuple[str, ...], day: str, n: int) -> No
     insert_next(store, namespace, day, value)
 
 
-def fresh_postgres(url: str) -> None:
-    """Empty the plugin's tables and drop the vector table (recreated at the bench's width)."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS store_vectors")
-        conn.execute("DROP TABLE IF EXISTS vector_migrations")
-        tables = [
-            row[0]
-            for row in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                "AND tablename NOT LIKE '%migrations'"
-            ).fetchall()
-        ]
-        if tables:
-            conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables))
-
-
 def main() -> None:
     """Measure every backend and print Markdown tables."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -345,7 +329,7 @@ def main() -> None:
         print("| --- | --- | --- | --- | --- | --- | --- |")
         for kind in chosen:
             if kind == "postgres" and args.fresh_postgres:
-                fresh_postgres(urls[kind])
+                empty_postgres(urls[kind], drop_vectors=True)
             limit = args.memory_max if kind == "memory" else max(sizes)
             chosen_sizes = [s for s in sizes if s <= limit]
             others = (args.others, args.other_share)
@@ -360,7 +344,7 @@ def main() -> None:
                 limit = args.memory_max if kind == "memory" else max(append_sizes)
                 append_rows(kind, urls[kind], [s for s in append_sizes if s <= limit], args.appends)
         if "postgres" in chosen and args.fresh_postgres:
-            fresh_postgres(urls["postgres"])
+            empty_postgres(urls["postgres"], drop_vectors=True)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from bench.pgtables import empty_postgres
 from memory_plugin import Backend, aconnect, connect
 from memory_plugin.server import create_app
 from tests.console_seed import SETTINGS, TOKENS, Seeded, seed_api, seed_library
@@ -22,20 +22,6 @@ from tests.pgembed import embedded_postgres_url
 
 BACKENDS = ["memory", "sqlite", "postgres"]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _reset_postgres(url: str) -> None:
-    """Empty every plugin table so each test starts from a clean database."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        tables = [
-            row[0]
-            for row in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                "AND tablename NOT LIKE '%migrations'"
-            ).fetchall()
-        ]
-        if tables:
-            conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables))
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +50,7 @@ def url_for(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if kind == "sqlite":
         return f"sqlite:///{tmp_path / 'memory.db'}"
     url: str = request.getfixturevalue("postgres_url")
-    _reset_postgres(url)
+    empty_postgres(url)
     return url
 
 
