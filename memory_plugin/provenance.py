@@ -13,14 +13,17 @@ from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
-from typing import Any, Literal, cast, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
+from pydantic import Field
 
 Source = Literal["tool", "node", "job", "api", "code"]
 SOURCES: tuple[str, ...] = get_args(Source)
 PROVENANCE = "provenance"
+_Known = Field(exclude_if=lambda value: value is None)
+"""Left out of the JSON the console answers with when not known."""
 
 
 @dataclass(frozen=True)
@@ -29,14 +32,14 @@ class Provenance:
 
     source: Source
     at: str
-    thread_id: str | None = None
-    turn: int | None = None
-    run_id: str | None = None
-    tool: str | None = None
-    tool_call_id: str | None = None
-    job: str | None = None
-    job_run: str | None = None
-    actor: str | None = None
+    thread_id: Annotated[str | None, _Known] = None
+    turn: Annotated[int | None, _Known] = None
+    run_id: Annotated[str | None, _Known] = None
+    tool: Annotated[str | None, _Known] = None
+    tool_call_id: Annotated[str | None, _Known] = None
+    job: Annotated[str | None, _Known] = None
+    job_run: Annotated[str | None, _Known] = None
+    actor: Annotated[str | None, _Known] = None
 
     def to_json(self) -> dict[str, Any]:
         """The stored form: the set fields only."""

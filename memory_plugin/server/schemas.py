@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_plugin.provenance import Provenance
+
 
 class Body(BaseModel):
     """A request body: any field the route does not name (a user, an agent) is refused."""
@@ -17,24 +19,6 @@ class Error(BaseModel):
     """A refusal: what was wrong (403, 400, 409, 503), or "not found" (404)."""
 
     detail: str
-
-
-Unset: Any = Field(default=None, exclude_if=lambda value: value is None)
-
-
-class Provenance(BaseModel):
-    """Where a write came from and when (fields not known are left out)."""
-
-    source: Literal["tool", "node", "job", "api", "code"]
-    at: str
-    thread_id: str | None = Unset
-    turn: int | None = Unset
-    run_id: str | None = Unset
-    tool: str | None = Unset
-    tool_call_id: str | None = Unset
-    job: str | None = Unset
-    job_run: str | None = Unset
-    actor: str | None = Unset
 
 
 class Note(BaseModel):
