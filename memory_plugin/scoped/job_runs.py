@@ -9,6 +9,7 @@ path, the maintenance model) for one personal or team scope at once, with trigge
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Required, TypedDict, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
@@ -104,20 +105,27 @@ def _manual_plan(
     return (yield from recorded_plan(record, work, keep, run_clock(started)))
 
 
+class ManualRun(TypedDict, total=False):
+    """A manual run's options: the user who asked (`by`, required), the `settings` to read
+    (default: the store's layers), the run's start (`now`) and how many runs to keep."""
+
+    by: Required[str | None]
+    settings: LayeredSettings | None
+    now: datetime | None
+    keep_runs: int
+
+
 def _manual(
     store: BaseStore,
     model: BaseChatModel | MaintenanceModel,
     ctx: MemoryContext,
-    by: str | None,
-    settings: LayeredSettings | None,
-    now: datetime | None,
-    keep_runs: int,
+    options: ManualRun,
 ) -> tuple[JobRun, Plan[ConsolidationReport]]:
     thread_scope(ctx)
-    keep = check_keep(keep_runs)
-    started = now or datetime.now(UTC)
-    record = new_run("consolidation", "manual", by, started)
-    layered = settings or LayeredSettings(store)
+    keep = check_keep(options.get("keep_runs", KEEP_RUNS))
+    started = options.get("now") or datetime.now(UTC)
+    record = new_run("consolidation", "manual", options["by"], started)
+    layered = options.get("settings") or LayeredSettings(store)
     return record, _manual_plan(record, ctx, layered, maintenance_of(model), keep)
 
 
@@ -133,16 +141,12 @@ def consolidate_scope(
     store: BaseStore,
     model: BaseChatModel | MaintenanceModel,
     ctx: MemoryContext,
-    *,
-    by: str | None,
-    settings: LayeredSettings | None = None,
-    now: datetime | None = None,
-    keep_runs: int = KEEP_RUNS,
+    **options: Unpack[ManualRun],
 ) -> JobRun:
     """Run now: consolidate the scope `ctx`'s thread writes (personal, or team for a shared
     thread) by the nightly rules, recorded as a manual run by user `by`."""
-    record, plan = _manual(store, model, ctx, by, settings, now, keep_runs)
-    with origin(source="job", job="consolidation", job_run=record.id, actor=by):
+    record, plan = _manual(store, model, ctx, options)
+    with origin(source="job", job="consolidation", job_run=record.id, actor=options["by"]):
         return _result(record, run(store, plan))
 
 
@@ -150,13 +154,9 @@ async def aconsolidate_scope(
     store: BaseStore,
     model: BaseChatModel | MaintenanceModel,
     ctx: MemoryContext,
-    *,
-    by: str | None,
-    settings: LayeredSettings | None = None,
-    now: datetime | None = None,
-    keep_runs: int = KEEP_RUNS,
+    **options: Unpack[ManualRun],
 ) -> JobRun:
     """Async twin of consolidate_scope."""
-    record, plan = _manual(store, model, ctx, by, settings, now, keep_runs)
-    with origin(source="job", job="consolidation", job_run=record.id, actor=by):
+    record, plan = _manual(store, model, ctx, options)
+    with origin(source="job", job="consolidation", job_run=record.id, actor=options["by"]):
         return _result(record, await arun(store, plan))
