@@ -84,7 +84,8 @@ def latest_user_index(messages: Sequence[BaseMessage]) -> int | None:
 
 def latest_user_message_id(messages: Sequence[BaseMessage]) -> str | None:
     """The id of the newest user message: it opened the current turn."""
-    return next((m.id for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+    index = latest_user_index(messages)
+    return None if index is None else messages[index].id
 
 
 def split(
