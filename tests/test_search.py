@@ -17,7 +17,7 @@ from memory_plugin.backends.search import KeywordSearch, LiveKeys, Scored, Vecto
 from memory_plugin.plans import arun, run
 from memory_plugin.scope import personal_scope
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.scoped.notes import NOTE_INDEX, NOTES
+from memory_plugin.scoped.notes import NOTE_INDEX, NOTES, update_note_plan
 from tests.embeddings import INDEX
 from tests.faults import FaultyStore
 from tests.scoped_helpers import ANN, BOB, Clock
@@ -77,6 +77,41 @@ def test_the_index_keeps_step_with_langgraph_puts_and_deletes(backend: Backend) 
     assert keys(store, "hiking") == []
     store.delete(ANN_NOTES, "2023-05-08#000001")
     assert keys(store, "Zurich") == []
+
+
+def test_marking_notes_consolidated_keeps_their_search_results(backend: Backend) -> None:
+    memory = ScopedMemory(backend.store, clock=Clock())
+    notes = [memory.remember(ANN, fact) for fact in FACTS]
+    query = KeywordSearch(ANN_NOTES, "Ann tea nurse river", 10)
+    before = [(s.key, round(s.score, 9)) for s in run(backend.store, _ask(query))]
+    change = {"consolidated": True, "consolidated_into": 1}
+    for note in notes:
+        assert run(backend.store, update_note_plan(personal_scope(ANN), note.key, change))
+    after = run(backend.store, _ask(query))
+    assert [(s.key, round(s.score, 9)) for s in after] == before
+    assert len(after) == 3 and all(s.value and s.value["consolidated"] for s in after)
+    memory.delete_note(ANN, notes[0].key)
+    assert keys(backend.store, "river") == []
+
+
+def test_a_store_from_before_the_unused_gin_index_was_dropped_is_upgraded(
+    request: pytest.FixtureRequest,
+) -> None:
+    postgres_url = _durable_url("postgres", request)
+    with connect(postgres_url) as backend:
+        note = ScopedMemory(backend.store, clock=Clock()).remember(ANN, "Ann keeps bees")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE INDEX memory_note_fts_tsv ON memory_note_fts USING gin (tsv)")
+        conn.execute("DELETE FROM memory_search_migrations WHERE v = 3")
+    with connect(postgres_url) as backend:
+        assert keys(backend.store, "bee") == [note.key]
+        change = {"consolidated": True}
+        assert run(backend.store, update_note_plan(personal_scope(ANN), note.key, change))
+        assert keys(backend.store, "bee") == [note.key]
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT to_regclass('memory_note_fts_tsv')").fetchone() == (None,)
+        versions = conn.execute("SELECT v FROM memory_search_migrations ORDER BY v").fetchall()
+        assert versions == [(1,), (2,), (3,)]
 
 
 def test_a_wrapped_store_searches_in_python_with_the_same_stemming(backend: Backend) -> None:

@@ -4,11 +4,12 @@ Every write to `store`, ours or a LangGraph put or delete, updates the index in 
 transaction. SQLite: an FTS5 table (Porter stemming) keyed by a row map, with the scope's
 token in its own column so a search reads one scope's postings; LangGraph's SQLite put is an
 INSERT OR REPLACE, which fires no delete trigger, so the insert trigger drops a replaced
-row's entry first. PostgreSQL: a table of `english` tsvectors with a GIN index, their
-postings (scope, lexeme, note: term frequency and length) for BM25 scoring, and per-scope
-statistics (notes and total length). Both also hold the per-group position counters that
-make appends O(1). Setup is idempotent; notes written before it existed are indexed once
-(a migration).
+row's entry first. PostgreSQL: a table of `english` tsvectors (read by the trigger, to find
+a replaced note's postings), their postings (scope, lexeme, note: term frequency and
+length) for BM25 scoring, and per-scope statistics (notes and total length); an update that
+leaves a note's text and deletion as they were (marking it consolidated) touches none of
+them. Both also hold the per-group position counters that make appends O(1). Setup is
+idempotent; its migrations run once each (PG_MIGRATIONS).
 """
 
 from __future__ import annotations
@@ -94,9 +95,6 @@ CREATE TABLE IF NOT EXISTS memory_note_stats (
     prefix text PRIMARY KEY, docs bigint NOT NULL, total_len bigint NOT NULL)
 """,
     """
-CREATE INDEX IF NOT EXISTS memory_note_fts_tsv ON memory_note_fts USING gin (tsv)
-""",
-    """
 CREATE TABLE IF NOT EXISTS memory_note_terms (
     prefix text NOT NULL, lexeme text NOT NULL, key text NOT NULL, tf integer NOT NULL,
     len integer NOT NULL, PRIMARY KEY (prefix, lexeme, key))
@@ -109,6 +107,10 @@ DECLARE
     doc tsvector;
     size integer;
 BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.value->>'text' IS NOT DISTINCT FROM NEW.value->>'text'
+            AND OLD.value->'deleted' IS NOT DISTINCT FROM NEW.value->'deleted' THEN
+        RETURN NULL;
+    END IF;
     IF TG_OP IN ('UPDATE', 'DELETE') AND starts_with(OLD.prefix, 'memory_plugin.')
             AND right(OLD.prefix, 6) = '.notes' THEN
         DELETE FROM memory_note_fts WHERE prefix = OLD.prefix AND key = OLD.key
@@ -180,8 +182,19 @@ ON CONFLICT DO NOTHING
 INSERT INTO memory_search_migrations (v) VALUES (2)
 """,
 ]
-_PG_DONE = "SELECT 1 FROM memory_search_migrations WHERE v = 2"
-_PG_HAS_V1 = "SELECT 1 FROM memory_search_migrations WHERE v = 1"
+PG_UNUSED_GIN = [
+    """
+DROP INDEX IF EXISTS memory_note_fts_tsv
+""",
+    """
+INSERT INTO memory_search_migrations (v) VALUES (3)
+""",
+]
+PG_MIGRATIONS = [(1, PG_BACKFILL), (2, PG_POSTINGS), (3, PG_UNUSED_GIN)]
+"""Run once each, in order: index the notes written before the search tables existed, add
+their postings, drop the tsvector GIN index no query uses (keyword search reads postings)."""
+_PG_HAS = "SELECT 1 FROM memory_search_migrations WHERE v = %s"
+_PG_LATEST = (PG_MIGRATIONS[-1][0],)
 _PG_HAS_TABLE = "SELECT to_regclass('memory_search_migrations') IS NOT NULL AS present"
 PG_SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtext('memory_plugin.setup'))"
 
@@ -239,39 +252,39 @@ def _pg_done(row: Any) -> bool:
 
 
 def pg_setup(conn: Any, *, lock: bool = True) -> None:
-    """Create the PostgreSQL search tables and trigger, indexing existing notes once; takes
-    the setup lock for its transaction unless the caller already holds it (`lock=False`)."""
-    if _pg_done(conn.execute(_PG_HAS_TABLE).fetchone()) and conn.execute(_PG_DONE).fetchone():
+    """Create the PostgreSQL search tables and trigger and run the migrations not run yet;
+    takes the setup lock for its transaction unless the caller already holds it
+    (`lock=False`)."""
+    if (
+        _pg_done(conn.execute(_PG_HAS_TABLE).fetchone())
+        and conn.execute(_PG_HAS, _PG_LATEST).fetchone()
+    ):
         return
     with conn.transaction():
         if lock:
             conn.execute(PG_SETUP_LOCK)
         for statement in PG_SCHEMA:
             conn.execute(statement)
-        if conn.execute(_PG_HAS_V1).fetchone() is None:
-            for statement in PG_BACKFILL:
-                conn.execute(statement)
-        if conn.execute(_PG_DONE).fetchone() is None:
-            for statement in PG_POSTINGS:
-                conn.execute(statement)
+        for version, statements in PG_MIGRATIONS:
+            if conn.execute(_PG_HAS, (version,)).fetchone() is None:
+                for statement in statements:
+                    conn.execute(statement)
 
 
 async def apg_setup(conn: Any, *, lock: bool = True) -> None:
     """Async twin of pg_setup."""
     present = _pg_done(await (await conn.execute(_PG_HAS_TABLE)).fetchone())
-    if present and await (await conn.execute(_PG_DONE)).fetchone():
+    if present and await (await conn.execute(_PG_HAS, _PG_LATEST)).fetchone():
         return
     async with conn.transaction():
         if lock:
             await conn.execute(PG_SETUP_LOCK)
         for statement in PG_SCHEMA:
             await conn.execute(statement)
-        if await (await conn.execute(_PG_HAS_V1)).fetchone() is None:
-            for statement in PG_BACKFILL:
-                await conn.execute(statement)
-        if await (await conn.execute(_PG_DONE)).fetchone() is None:
-            for statement in PG_POSTINGS:
-                await conn.execute(statement)
+        for version, statements in PG_MIGRATIONS:
+            if await (await conn.execute(_PG_HAS, (version,))).fetchone() is None:
+                for statement in statements:
+                    await conn.execute(statement)
 
 
 @contextmanager
