@@ -22,6 +22,18 @@ def test_pool_options_are_taken_out_of_the_url() -> None:
     assert target == f"{BASE}?sslmode=disable"
     assert config == PoolConfig(max_size=4, min_size=0, timeout=2.5)
     assert split_pool_options(BASE) == (BASE, PoolConfig())
+    options = "options=-c%20plan_cache_mode%3Dforce_custom_plan"
+    assert split_pool_options(f"{BASE}?pool_max=2&{options}")[0] == f"{BASE}?{options}"
+
+
+def test_other_url_options_reach_postgresql_as_written(postgres_url: str) -> None:
+    options = "options=-c%20plan_cache_mode%3Dforce_custom_plan%20-c%20work_mem%3D8MB"
+    url = f"{postgres_url}?pool_max=2&{options}"
+    with connect(url) as backend, backend.store.conn.connection() as conn:  # type: ignore[attr-defined]
+        assert conn.execute("SHOW plan_cache_mode").fetchone() == {
+            "plan_cache_mode": "force_custom_plan"
+        }
+        assert conn.execute("SHOW work_mem").fetchone() == {"work_mem": "8MB"}
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 from memory_plugin.errors import BackendError
 
@@ -86,7 +86,9 @@ def split_pool_options(target: str) -> tuple[str, PoolConfig]:
             f"pool_min={config.min_size} exceeds pool_max={config.max_size} "
             f"in PostgreSQL URL {display}"
         )
-    kept = urlencode([(k, v) for k, v in query if not k.startswith("pool_")])
+    kept = "&".join(
+        part for part in parts.query.split("&") if not unquote(part).startswith("pool_")
+    )
     return urlunsplit(parts._replace(query=kept)), config
 
 
