@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
@@ -52,6 +54,18 @@ def url_for(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url: str = request.getfixturevalue("postgres_url")
     empty_postgres(url)
     return url
+
+
+@pytest.fixture
+def scratch_postgres_url(postgres_url: str) -> Iterator[str]:
+    """An empty database of its own on the test server (for schema changes), dropped after."""
+    name = "memory_plugin_scratch"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(params=BACKENDS)

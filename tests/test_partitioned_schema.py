@@ -4,10 +4,8 @@ scopes spread over the partitions and a scope's lookup reads one partition."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -29,18 +27,11 @@ USERS = [MemoryContext(user_id=f"user{n}", workspace_id="acme") for n in range(1
 
 
 @pytest.fixture
-def partitioned_url(postgres_url: str) -> Iterator[str]:
+def partitioned_url(scratch_postgres_url: str) -> str:
     """A fresh database holding docs/partitioned.sql's schema."""
-    name = "memory_plugin_partitioned"
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{name}"')
-    url = urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(scratch_postgres_url, autocommit=True) as conn:
         conn.execute(SCHEMA.read_text())  # type: ignore[call-overload]
-    yield url
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return scratch_postgres_url
 
 
 def test_memory_works_on_partitioned_tables(partitioned_url: str) -> None:
