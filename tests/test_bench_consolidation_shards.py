@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.benches import run_bench
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
@@ -20,14 +18,7 @@ def test_consolidation_shards_runs_on_tiny_sizes(
 
     url = url_for(kind, request, tmp_path)
     args = ["--url", url, "--scopes", "12", "--notes", "2", "--workers", "1,2"]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "consolidation_shards.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        check=False,
-    )
+    done = run_bench("consolidation_shards.py", args)
     assert done.returncode == 0, done.stderr
     rows = [line.split("|")[1:-1] for line in done.stdout.splitlines() if re.match(r"\| \d", line)]
     assert [(r[0].strip(), r[1].strip(), r[-1].strip()) for r in rows] == [

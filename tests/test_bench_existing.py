@@ -5,24 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.benches import run_bench
 
 
-def bench(script: str, *args: str, timeout: float = 120) -> str:
+def bench(script: str, *args: str, timeout: int = 120) -> str:
     """Run bench/<script> with these arguments; its stdout (it must exit 0)."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-    )
+    done = run_bench(script, list(args), timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

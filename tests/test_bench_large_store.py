@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.benches import run_bench
+
 CELL = r"\d+\.\d / \d+\.\d"
 
 
 def test_large_store_runs_on_tiny_sizes(scratch_postgres_url: str) -> None:
     args = ["--postgres", scratch_postgres_url, "--notes", "3000", "--scopes", "30"]
     args += ["--samples", "5", "--largest", "2"]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "large_store.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        check=False,
-    )
+    done = run_bench("large_store.py", args)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "loaded 3,000 notes" in out

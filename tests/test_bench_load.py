@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 
 from memory_plugin import MemoryContext, connect
 from memory_plugin.scoped import ScopedMemory
+from tests.benches import run_bench
 from tests.pgrestart import restartable_postgres
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,14 +36,7 @@ def _args(url: str, conversations: int, turns: int, **extra: Any) -> argparse.Na
 
 def test_load_test_runs_tiny_and_verifies(postgres_url: str) -> None:
     args = ["--processes", "2", "--conversations", "3", "--turns", "2", "--postgres", postgres_url]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load_test.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        check=False,
-    )
+    done = run_bench("load_test.py", args)
     assert done.returncode == 0, done.stdout + done.stderr
     (line,) = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     row = json.loads(line.removeprefix("RESULT "))

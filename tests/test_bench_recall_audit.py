@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.benches import run_bench
+
 WORDS = [
     "river",
     "garden",
@@ -51,14 +50,7 @@ def test_recall_audit_bench_runs_on_a_tiny_slice(tmp_path: Path) -> None:
     data.write_text(json.dumps([_conversation()]))
     args = ["--data", str(data), "--conversations", "1", "--questions", "4", "--per-scope", "4"]
     args += ["--embeddings", "hashed", "--candidates", "100,3", "--evidence"]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "recall_audit.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        check=False,
-    )
+    done = run_bench("recall_audit.py", args)
     assert done.returncode == 0, done.stderr
     audit, evidence = done.stdout.strip().split("\n\n")
     rows = [line.split("|")[1:-1] for line in audit.splitlines()[2:]]

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.benches import run_bench
 
 
 def test_recall_scale_runs_on_tiny_sizes() -> None:
     args = ["--sizes", "30,60", "--queries", "4", "--recall-queries", "2", "--appends", "5"]
     args += ["--append-sizes", "3,40", "--backends", "memory,sqlite"]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "recall_scale.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        check=False,
-    )
+    done = run_bench("recall_scale.py", args)
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if re.match(r"\| (memory|sqlite) \|", line)]
     scale = [row for row in rows if re.match(r"\| \w+ \| \d", row)]
