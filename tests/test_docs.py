@@ -12,7 +12,8 @@ The rule, block by block (like langmem's docstring-example test, for Markdown):
   serve`): those need the network or a port, and are the only bash blocks not run (the
   servers are started by tests/test_studio.py and tests/test_cli_serve.py).
 - The ```nginx block of docs/console-deploy.md runs in a real nginx in
-  tests/test_console_proxy.py.
+  tests/test_console_proxy.py; the ```sql blocks of docs/large-stores.md run on the
+  partitioned schema in tests/test_partitioned_schema.py.
 - Every other fence (```text, ```console, ```json, ...) is output or an illustration and is
   not run; commands that cannot run here (a crontab line, a client of a running LangGraph
   Server) are written that way, with a note in the text.

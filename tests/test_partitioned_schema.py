@@ -4,6 +4,7 @@ scopes spread over the partitions and a scope's lookup reads one partition."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ from tests.embeddings import INDEX
 from tests.fakes import merging_model
 from tests.scoped_helpers import Clock
 
-SCHEMA = Path(__file__).parent.parent / "docs" / "partitioned.sql"
+DOCS = Path(__file__).parent.parent / "docs"
+SCHEMA = DOCS / "partitioned.sql"
 FLAT = {**INDEX, "ann_index_config": {"kind": "flat"}}
 USERS = [MemoryContext(user_id=f"user{n}", workspace_id="acme") for n in range(12)]
 
@@ -94,3 +96,20 @@ async def test_a_graph_turn_on_partitioned_tables(partitioned_url: str) -> None:
         assert "Keeps bees on the roof" in loaded
         hits = await memory.arecall(USERS[1], "bees")
         assert [h.note.body for h in hits] == ["Keeps bees on the roof"]
+
+
+def test_the_sql_blocks_of_the_large_stores_page_run_on_the_partitioned_schema(
+    partitioned_url: str,
+) -> None:
+    blocks = re.findall(
+        r"^```sql\n(.*?)^```\n", (DOCS / "large-stores.md").read_text(), re.M | re.S
+    )
+    assert blocks
+    with psycopg.connect(partitioned_url, autocommit=True) as conn:
+        for block in blocks:
+            conn.execute(block)
+        options = conn.execute(
+            "SELECT count(*) FROM pg_class WHERE relname LIKE 'store\\_p%%' "
+            "AND reloptions @> ARRAY['autovacuum_vacuum_scale_factor=0.01', 'fillfactor=90']"
+        ).fetchone()
+    assert options == (32,)
