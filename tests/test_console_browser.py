@@ -87,8 +87,9 @@ def test_each_tab_loads_and_is_saved_as_a_screenshot(ann: Any, tmp_path: Path) -
     folder = artifacts(tmp_path)
     for tab, shown in TABS.items():
         ann.click(f"nav#tabs a[data-tab={tab}]")
+        ann.wait_for_selector(f"nav#tabs a[data-tab={tab}][aria-current=page]")
         ann.get_by_text(shown, exact=False).first.wait_for()
-        assert ann.locator(f"nav#tabs a[data-tab={tab}]").get_attribute("aria-current") == "page"
+        assert ann.locator("nav#tabs a[aria-current=page]").count() == 1
         ann.wait_for_function("!document.querySelector('#main .skeleton')")
         path = folder / f"console-{tab}.png"
         ann.screenshot(path=str(path), full_page=True)
