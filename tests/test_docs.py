@@ -101,7 +101,9 @@ def test_every_page_is_checked() -> None:
     pages = {b.page for b in runnable()}
     assert "README.md" in pages
     assert len(pages) >= 5
-    assert all(b.lang in {"python", "bash", "text", "console", "json", "nginx"} for b in blocks())
+    assert all(
+        b.lang in {"python", "bash", "text", "console", "json", "nginx", "sql"} for b in blocks()
+    )
 
 
 def test_snippets_need_no_key() -> None:
