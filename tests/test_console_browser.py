@@ -107,9 +107,11 @@ def test_the_token_is_kept_for_the_session_and_a_bad_one_asks_again(
     page.get_by_label("Access token").fill("not-a-token")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("That token was not accepted").wait_for()
+    assert page.get_by_text(TABS["personal"]).count() == 0
     page.get_by_label("Access token").fill(ANN_TOKEN)
     page.get_by_label("Access token").press("Enter")
     page.get_by_text(TABS["personal"]).wait_for()
+    assert page.get_by_role("button", name="Sign out").is_visible()
     page.context.close()
 
 
