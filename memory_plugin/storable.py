@@ -6,6 +6,10 @@ arguments may hold any of them, so values are normalised before they are written
 lone surrogates become U+FFFD (a valid surrogate pair becomes its character), and an
 integer beyond signed 64 bits becomes its decimal string. Nothing else changes, and an
 unchanged value is returned as the same object.
+
+Memory itself never gets that far: every memory write refuses text holding NUL or a lone
+surrogate, naming it (`unstorable_character`, checked by the safety screen and by key and
+id validation), so what is normalised here is the rest: checkpoints, journals, search text.
 """
 
 from __future__ import annotations
@@ -23,6 +27,16 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # orjson refuses lone surrogates, and with STRICT_INTEGER integers beyond 53 bits
 _CHECK = orjson.OPT_NON_STR_KEYS | orjson.OPT_STRICT_INTEGER
+
+
+def unstorable_character(text: str) -> str | None:
+    """The first NUL or surrogate code point in the text, named (as "U+0000 (NUL)" or
+    "U+D800 (a lone surrogate)"), else None: what no memory write may hold."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    return f"U+{ord(char):04X} ({'NUL' if char == chr(0) else 'a lone surrogate'})"
 
 
 def storable_text(text: str) -> str:

@@ -19,7 +19,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
 from memory_plugin.plans import Plan
 from memory_plugin.provenance import Provenance, current, provenance_of, stamped
-from memory_plugin.safety import screen, strip_control
+from memory_plugin.safety import refuse_unstorable, screen, strip_control
 from memory_plugin.scope import Scope, agent_scope
 
 logger = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ class Entry:
 def _text(value: Any, what: str, limit: int, *, multiline: bool) -> str:
     if not isinstance(value, str):
         raise MemoryWriteError(f"{what} must be text, got {type(value).__name__}")
+    refuse_unstorable(value, what)
     text = strip_control(value, keep_newlines=multiline).strip()
     if not text:
         raise MemoryWriteError(f"{what} cannot be empty")

@@ -1,9 +1,10 @@
 """The one safety screen for every memory write: memory is re-injected into every prompt.
 
-`screen(text, what)` raises a MemoryWriteError naming the rule the text breaks: hidden
-characters (checked on the raw text), instructions to the model, role or tag markers, secret
-exfiltration, persistence or backdoors (matched on normalised forms of the text, see
-`normalise.variants`), and credentials, which only private memory may hold.
+`screen(text, what)` raises a MemoryWriteError naming the rule the text breaks: NUL and lone
+surrogates (no store keeps them, see `refuse_unstorable`), hidden characters (checked on the
+raw text), instructions to the model, role or tag markers, secret exfiltration, persistence
+or backdoors (matched on normalised forms of the text, see `normalise.variants`), and
+credentials, which only private memory may hold.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from memory_plugin.errors import MemoryWriteError
 from memory_plugin.safety.credentials import credential_kind
 from memory_plugin.safety.normalise import hidden_character, variants
 from memory_plugin.safety.rules import ALL
+from memory_plugin.storable import unstorable_character
 
 Visibility = Literal["private", "shared"]
 
 __all__ = [
     "Visibility",
     "credential_kind",
+    "refuse_unstorable",
     "screen",
     "strip_control",
     "violation",
@@ -35,13 +38,31 @@ def visibility_of(scope_kind: str) -> Visibility:
 
 
 def strip_control(text: str, *, keep_newlines: bool) -> str:
-    """Remove control characters (keeping line breaks and tabs in multi-line text)."""
-    allowed = "\n\t" if keep_newlines else ""
+    """Remove control characters (keeping line breaks and tabs in multi-line text); NUL is
+    kept, for the screen to refuse it by name rather than drop it unseen."""
+    allowed = "\n\t\x00" if keep_newlines else "\x00"
     return "".join(ch for ch in text if ch in allowed or unicodedata.category(ch) != "Cc")
+
+
+def _unstorable(text: str) -> str | None:
+    found = unstorable_character(text)
+    if found is None:
+        return None
+    return f"contains {found}, which is not text (safety screen rule: NUL and lone surrogates)"
+
+
+def refuse_unstorable(text: str, what: str) -> None:
+    """Refuse text holding NUL or a lone surrogate (no store keeps them), naming the character."""
+    reason = _unstorable(text)
+    if reason is not None:
+        raise MemoryWriteError(f"{what} {reason}")
 
 
 def violation(text: str, *, visibility: Visibility = "private") -> str | None:
     """Why the text may not be stored (what is wrong, then the rule's name), else None."""
+    unstorable = _unstorable(text)
+    if unstorable is not None:
+        return unstorable
     hidden = hidden_character(text)
     if hidden is not None:
         return (
