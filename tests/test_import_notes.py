@@ -9,13 +9,13 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memory_plugin import Backend, connect
-from memory_plugin.backends.search import KeywordSearch, VectorSearch
+from memory_plugin import Backend, aconnect, connect
+from memory_plugin.backends.search import KeywordSearch, Scored, VectorSearch
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import arun, run
 from memory_plugin.scope import personal_scope
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.scoped.notes import NOTE_INDEX, NOTES
+from memory_plugin.scoped.notes import NOTE_INDEX, NOTES, Note
 from tests.embeddings import INDEX
 from tests.scoped_helpers import ANN, BOB, Clock
 
@@ -126,3 +126,41 @@ def test_imported_notes_are_indexed_for_semantic_recall(tmp_path: object, backen
         found = run(backend.store, _search_plan(VectorSearch(namespace, "adoption agency", 10)))
     assert {s.key for s in found} == {n.key for n in notes}
     assert found[0].key == notes[2].key
+
+
+DUPLICATED = [
+    ("2023-05-08", "Melanie said thanks"),
+    ("2023-05-08", "Caroline is researching adoption agencies"),
+    ("2023-05-09", "Melanie said thanks"),
+    ("2023-05-09", "Melanie painted a sunrise over the lake"),
+]
+
+
+def _assert_each_note_indexed(notes: list[Note], found: list[Scored]) -> None:
+    assert sorted(s.key for s in found) == sorted(n.key for n in notes)
+    repeated = {s.key: s.score for s in found if s.key in (notes[0].key, notes[2].key)}
+    assert len(repeated) == 2 and len(set(repeated.values())) == 1
+
+
+def test_a_batch_with_duplicate_texts_indexes_every_note(
+    backend_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    namespace = personal_scope(ANN).child(NOTE_INDEX)
+    with connect(backend_url, index=INDEX) as backend:
+        notes = ScopedMemory(backend.store).import_notes(ANN, DUPLICATED)
+        found = run(backend.store, _search_plan(VectorSearch(namespace, "said thanks", 10)))
+    _assert_each_note_indexed(notes, found)
+    assert found[0].key in (notes[0].key, notes[2].key)
+    assert "not indexed" not in caplog.text
+
+
+async def test_an_async_batch_with_duplicate_texts_indexes_every_note(
+    backend_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    namespace = personal_scope(ANN).child(NOTE_INDEX)
+    async with aconnect(backend_url, index=INDEX) as backend:
+        notes = await ScopedMemory(backend.store).aimport_notes(ANN, DUPLICATED)
+        found = await arun(backend.store, _search_plan(VectorSearch(namespace, "sunrise", 10)))
+    _assert_each_note_indexed(notes, found)
+    assert found[0].key == notes[3].key
+    assert "not indexed" not in caplog.text

@@ -19,7 +19,9 @@ class LockedInMemoryStore(InMemoryStore):
 
     InMemoryStore reads and writes plain dicts: a search or a get of a new namespace while
     another thread writes raises "dictionary changed size during iteration". Here every read
-    and write of its dicts holds one lock; embedding calls run outside it.
+    and write of its dicts holds one lock; embedding calls run outside it. Each distinct text
+    of a batch is embedded once and its vector indexes every item holding that text
+    (InMemoryStore itself refuses a batch in which two items share a text).
     """
 
     def __init__(self, *, index: Any = None) -> None:
@@ -60,8 +62,19 @@ class LockedInMemoryStore(InMemoryStore):
     ) -> None:
         with self._lock:
             if vectors is not None:
-                self._insertinmem_store(to_embed, vectors)
+                self._insertinmem_store(to_embed, _per_field(to_embed, vectors))
             self._apply_put_ops(puts)
+
+
+def _per_field(
+    to_embed: dict[str, list[tuple[tuple[str, ...], str, str]]], vectors: list[list[float]]
+) -> list[list[float]]:
+    """One vector per indexed field: each distinct text's vector for every field holding it."""
+    if len(vectors) != len(to_embed):
+        raise ValueError(f"{len(vectors)} embeddings returned for {len(to_embed)} texts")
+    return [
+        vector for vector, fields in zip(vectors, to_embed.values(), strict=True) for _ in fields
+    ]
 
 
 def open_memory(index: dict[str, Any] | None) -> Opened:
