@@ -53,17 +53,32 @@ def browser() -> Iterator[Any]:
         yield launched
 
 
-def open_page(browser: Any, base_url: str, token: str, route: str = "/personal") -> Any:
-    """A fresh page signed in with `token` (from the URL fragment) on `route`."""
+def refused(console_text: str) -> bool:
+    """Whether a console message is the browser refusing something under the page's CSP."""
+    return "Content Security Policy" in console_text
+
+
+def new_page(browser: Any) -> Any:
+    """A fresh page whose script errors and Content-Security-Policy refusals (console
+    messages) are collected in `page.errors`."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: refused(message.text) and errors.append(message.text))
     page.errors = errors
+    return page
+
+
+def open_page(browser: Any, base_url: str, token: str, route: str = "/personal") -> Any:
+    """A fresh page signed in with `token` (a sign-in link, confirmed), loaded on `route`."""
+    page = new_page(browser)
     page.goto(f"{base_url}/#token={token}")
+    page.get_by_role("button", name="Sign in").click()
     page.wait_for_selector("nav#tabs a[data-tab]")
     assert "token" not in page.url
     page.goto(f"{base_url}/#{route}")
+    page.reload()
     return page
 
 
@@ -90,7 +105,7 @@ def test_each_tab_loads_and_is_saved_as_a_screenshot(ann: Any, tmp_path: Path) -
         ann.wait_for_selector(f"nav#tabs a[data-tab={tab}][aria-current=page]")
         ann.get_by_text(shown, exact=False).first.wait_for()
         assert ann.locator("nav#tabs a[aria-current=page]").count() == 1
-        ann.wait_for_function("!document.querySelector('#main .skeleton')")
+        ann.locator("#main .skeleton").first.wait_for(state="detached")
         path = folder / f"console-{tab}.png"
         ann.screenshot(path=str(path), full_page=True)
         assert path.stat().st_size > 10_000
@@ -154,7 +169,7 @@ def test_load_older_pages_back_day_by_day(ann: Any) -> None:
     ann.get_by_text(ann_note(ANN_DAYS[4])).wait_for()
     while older.is_visible():
         older.click()
-        ann.wait_for_function("!document.querySelector('[aria-busy]')")
+        ann.locator("[aria-busy]").first.wait_for(state="detached")
     ann.get_by_text("No older notes.").wait_for()
     days = ann.locator("section.day").evaluate_all("els => els.map(e => e.dataset.day)")
     assert days == sorted(days, reverse=True) and len(days) == len(set(days))
@@ -262,7 +277,7 @@ def test_mallory_sees_only_her_own_memory(mallory: Any, base_url: str, tmp_path:
     mallory.screenshot(path=str(artifacts(tmp_path) / "console-mallory-personal.png"))
     for tab in TABS:
         mallory.click(f"nav#tabs a[data-tab={tab}]")
-        mallory.wait_for_function("!document.querySelector('#main .skeleton')")
+        mallory.locator("#main .skeleton").first.wait_for(state="detached")
         text = mallory.locator("main").inner_text()
         assert "Ann" not in text and "acme" not in text.lower(), tab
     mallory.click("nav#tabs a[data-tab=team]")
@@ -356,3 +371,50 @@ def test_memory_text_is_shown_as_text_never_as_markup(ann: Any) -> None:
     assert note.locator(".note-text").inner_text() == MARKUP
     assert note.locator("img, b").count() == 0
     assert ann.evaluate("window.pwned") is None
+
+
+def test_a_sign_in_link_asks_whose_it_is_and_signs_in_only_when_confirmed(
+    browser: Any, base_url: str, tmp_path: Path
+) -> None:
+    page = new_page(browser)
+    page.goto(f"{base_url}/#token={MALLORY_TOKEN}")
+    page.get_by_role("heading", name="Sign in as mallory?").wait_for()
+    assert "token" not in page.url
+    assert page.evaluate("sessionStorage.length") == 0
+    assert page.locator("nav#tabs").is_hidden()
+    page.screenshot(path=str(artifacts(tmp_path) / "console-sign-in-link.png"))
+    page.reload()
+    page.get_by_label("Access token").wait_for()
+    assert page.evaluate("sessionStorage.length") == 0
+    page.get_by_label("Access token").fill(ANN_TOKEN)
+    page.get_by_label("Access token").press("Enter")
+    page.get_by_text(TABS["personal"]).wait_for()
+    page.goto(f"{base_url}/#token={MALLORY_TOKEN}")
+    page.get_by_role("heading", name="Sign in as mallory?").wait_for()
+    assert page.get_by_text("replaces the session").is_visible()
+    assert page.get_by_text(TABS["personal"]).count() == 0
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_text(TABS["personal"]).wait_for()
+    assert page.locator("#who .user").inner_text().startswith("ann")
+    page.goto(f"{base_url}/#token={MALLORY_TOKEN}")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Mallory's own reminder about the audit").wait_for()
+    assert page.locator("#who .user").inner_text().startswith("mallory")
+    assert "token" not in page.url
+    page.goto(f"{base_url}/#token=not-a-token")
+    page.get_by_text("The sign-in link's token was not accepted").wait_for()
+    assert page.get_by_text("Mallory's own reminder about the audit").count() == 0
+    assert page.errors == []
+    page.context.close()
+
+
+def test_the_page_runs_no_inline_script(ann: Any, base_url: str) -> None:
+    answer = ann.request.get(base_url)
+    assert "script-src 'self'" in answer.headers["content-security-policy"]
+    ann.evaluate(
+        "document.body.append(Object.assign(document.createElement('script'),"
+        " {textContent: 'window.inlineRan = true'}))"
+    )
+    assert ann.evaluate("window.inlineRan") is None
+    assert any("Content Security Policy" in error for error in ann.errors)
+    ann.errors.clear()

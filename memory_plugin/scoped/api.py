@@ -292,6 +292,7 @@ class ScopedMemory:
         return scope
 
     def _delete(self, ctx: MemoryContext, key: str) -> Plan[None]:
+        key = key_argument(key)
         scope = self._deletable_scope(ctx)
         change = {
             "deleted": True,

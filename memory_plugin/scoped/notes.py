@@ -24,6 +24,7 @@ from memory_plugin.plans import Plan, PutIfVersion
 from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope
+from memory_plugin.storable import unstorable_character
 
 logger = logging.getLogger(__name__)
 
@@ -168,6 +169,9 @@ def key_argument(key: Any) -> str:
     """A checked note key, or InvalidArgumentError."""
     if not isinstance(key, str) or not key:
         raise InvalidArgumentError(f"a note key is a non-empty string, got {key!r}")
+    found = unstorable_character(key)
+    if found is not None:
+        raise InvalidArgumentError(f"a note key cannot hold {found}, got {key!r}")
     return key
 
 

@@ -32,6 +32,8 @@ from memory_plugin.server.access import (
     refused_answer,
     unavailable_answer,
 )
+from memory_plugin.server.headers import SecurityHeaders
+from memory_plugin.server.limits import RequestLimits
 from memory_plugin.server.page import mount_page
 from memory_plugin.server.schemas import Error, Me
 from memory_plugin.server.services import Console, default_model
@@ -46,6 +48,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (403, "visible, but not yours to change (the reason)"),
         (404, "not found, or not yours to see: the same answer"),
         (409, "version conflict: someone saved first"),
+        (413, "the request body is over the byte cap"),
         (503, "the store is unavailable"),
     )
 }
@@ -122,6 +125,8 @@ def create_app(
             yield
 
     app = FastAPI(title="memory_plugin console", lifespan=lifespan, responses=ERRORS)
+    app.add_middleware(RequestLimits)
+    app.add_middleware(SecurityHeaders)
     app.state.authenticate = authenticate
     if store is not None:
         app.state.console = Console(store, chosen, checkpointer, settings)

@@ -1,12 +1,53 @@
-"""The console's request and response models: what /openapi.json describes."""
+"""The console's request and response models: what /openapi.json describes.
+
+Every text a request body carries is text (no NUL, no lone surrogate) and has a size limit:
+a document its largest hard limit plus the compression headroom, an entry its target's
+largest limit, an agent entry the library's limits; each route then holds it to the limit
+the caller's settings give.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from memory_plugin.agent.entries import CATEGORY_MAX, CONTENT_MAX
 from memory_plugin.provenance import Provenance
+from memory_plugin.server.limits import MAX_DOCUMENT_CHARS, largest_setting
+from memory_plugin.settings import MemorySettings
+from memory_plugin.storable import unstorable_character
+
+
+def text_only(value: Any) -> Any:
+    """The value itself, or ValueError naming the NUL or lone surrogate a string holds."""
+    found = unstorable_character(value) if isinstance(value, str) else None
+    if found is not None:
+        raise ValueError(f"holds {found}, which is not text")
+    return value
+
+
+def json_text_only(value: Any) -> Any:
+    """A JSON value whose every string, object keys included, is text (see text_only)."""
+    text_only(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            text_only(key)
+            json_text_only(item)
+    elif isinstance(value, list):
+        for item in value:
+            json_text_only(item)
+    return value
+
+
+ENTRY_MAX = max(largest_setting("bounded_memory_chars"), largest_setting("bounded_user_chars"))
+SETTINGS_COUNT = len(MemorySettings.model_fields)
+DocumentText = Annotated[str, Field(max_length=MAX_DOCUMENT_CHARS), BeforeValidator(text_only)]
+EntryText = Annotated[str, Field(max_length=ENTRY_MAX), BeforeValidator(text_only)]
+AgentContent = Annotated[str, Field(max_length=CONTENT_MAX), BeforeValidator(text_only)]
+AgentCategory = Annotated[str, Field(max_length=CATEGORY_MAX), BeforeValidator(text_only)]
+SettingName = Annotated[str, Field(max_length=100), BeforeValidator(text_only)]
+SettingNames = Annotated[list[SettingName], Field(max_length=SETTINGS_COUNT)]
 
 
 class Body(BaseModel):
@@ -68,7 +109,7 @@ class DocumentWrite(BaseModel):
 class DocumentBody(Body):
     """A whole new document; `expected_version` is the version read (null: none yet)."""
 
-    text: str
+    text: DocumentText
     expected_version: int | None
 
 
@@ -251,8 +292,8 @@ class MemoryWrite(Body):
 
     action: Literal["add", "replace", "remove"]
     target: Literal["memory", "user"]
-    content: str | None = None
-    old_text: str | None = None
+    content: EntryText | None = None
+    old_text: EntryText | None = None
 
 
 class AgentEntry(BaseModel):
@@ -279,8 +320,8 @@ class AgentEntries(BaseModel):
 class AgentEntryBody(Body):
     """A new or edited agent entry."""
 
-    content: str
-    category: str | None = None
+    content: AgentContent
+    category: AgentCategory | None = None
     visibility: Literal["private", "shared", "read_only"] | None = None
     importance: float | None = Field(default=None, ge=0, le=1)
 
@@ -326,10 +367,12 @@ class SettingsAnswer(BaseModel):
 class SettingsBody(Body):
     """Changes to one layer: set values, clear them, (un)lock them (platform only)."""
 
-    set: dict[str, Any] = Field(default_factory=dict)
-    clear: list[str] = Field(default_factory=list)
-    lock: list[str] = Field(default_factory=list)
-    unlock: list[str] = Field(default_factory=list)
+    set: Annotated[
+        dict[SettingName, Any], Field(max_length=SETTINGS_COUNT), AfterValidator(json_text_only)
+    ] = Field(default_factory=dict)
+    clear: SettingNames = Field(default_factory=list)
+    lock: SettingNames = Field(default_factory=list)
+    unlock: SettingNames = Field(default_factory=list)
 
 
 class Summarized(BaseModel):

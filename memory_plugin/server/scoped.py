@@ -6,12 +6,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 
 from memory_plugin.context import MemoryContext
-from memory_plugin.errors import MemoryPluginError
+from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.namespaces import MAX_ID_BYTES
 from memory_plugin.scoped.documents import Document
 from memory_plugin.scoped.notes import Note
 from memory_plugin.server import schemas
 from memory_plugin.server.access import CallerDep, NotFound
+from memory_plugin.server.limits import document_limit
 from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
 
 PERSONAL = "/api/personal"
@@ -91,7 +92,17 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
     async def write_document(
         body: schemas.DocumentBody, ctx: Scope, caller: CallerDep, console: ConsoleDep
     ) -> dict[str, Any]:
-        """Replace the document: validated, screened, compare-and-swap on `expected_version`."""
+        """Replace the document: validated, screened, compare-and-swap on `expected_version`;
+        longer than its hard limit plus the compression headroom: refused before any of it."""
+        settings = (await console.settings.aget(ctx)).values
+        hard = settings.document_hard_limit_chars
+        longest = document_limit(hard)
+        if len(body.text) > longest:
+            raise MemoryWriteError(
+                f"the memory document is {len(body.text):,} characters; this memory takes at "
+                f"most {longest:,} (its hard limit of {hard:,} and a quarter more for the "
+                "compression rewrite); nothing was saved"
+            )
         with written_by(caller):
             written = await console.scoped.awrite_document(
                 ctx, body.text, expected_version=body.expected_version
@@ -121,7 +132,8 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
         ctx: Scope,
         console: ConsoleDep,
         before: Annotated[
-            str | None, Query(description="an ISO date: only days before it (exclusive)")
+            str | None,
+            Query(max_length=10, description="an ISO date: only days before it (exclusive)"),
         ] = None,
         days: Annotated[int, Query(ge=1, le=31, description="days with notes per page")] = 3,
     ) -> dict[str, Any]:

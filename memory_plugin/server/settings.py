@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, get_args
 from fastapi import APIRouter, HTTPException, Query
 from langgraph.store.base import Item
 
+from memory_plugin.namespaces import MAX_ID_BYTES
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep, forbidden
 from memory_plugin.server.services import Console, ConsoleDep, written_by
@@ -21,7 +22,9 @@ WEB_SEARCH_BLOCKS = (
     "Context memory is unavailable while web search is enabled, to keep user data out of "
     "external search queries."
 )
-Space = Annotated[str | None, Query(description="the space whose settings apply")]
+Space = Annotated[
+    str | None, Query(max_length=MAX_ID_BYTES, description="the space whose settings apply")
+]
 
 
 def field_json(name: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-// The REST client: the bearer token (from #token=..., kept in sessionStorage) and JSON calls.
+// The REST client: the bearer token (kept in sessionStorage once the user signs in) and JSON calls.
 
 const KEY = "memory-console-token";
 
@@ -10,11 +10,19 @@ export class ApiError extends Error {
   }
 }
 
+export const TOKEN_LINK = /(?:^#|&)token=([^&]*)/;
+
+// The token of a #token=... sign-in link, removed from the address bar (so it stays out of
+// the history and bookmarks); it is only kept once the user confirms who it signs in as.
 export function takeTokenFromUrl() {
-  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (!match) return;
-  sessionStorage.setItem(KEY, decodeURIComponent(match[1]));
+  const match = TOKEN_LINK.exec(location.hash);
+  if (!match) return null;
   history.replaceState(null, "", location.pathname + location.search + "#/personal");
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return "";
+  }
 }
 
 export const token = () => sessionStorage.getItem(KEY);
@@ -30,7 +38,8 @@ function message(status, body) {
   return `request failed (HTTP ${status})`;
 }
 
-export async function api(path, { method = "GET", body, query } = {}) {
+// `bearer`: a token to call with instead of the signed-in one (a sign-in link's, to ask who it is).
+export async function api(path, { method = "GET", body, query, bearer } = {}) {
   let url = path;
   if (query) {
     const params = new URLSearchParams();
@@ -40,7 +49,7 @@ export async function api(path, { method = "GET", body, query } = {}) {
     const text = params.toString();
     if (text) url += (url.includes("?") ? "&" : "?") + text;
   }
-  const headers = { Authorization: `Bearer ${token() || ""}` };
+  const headers = { Authorization: `Bearer ${bearer ?? token() ?? ""}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {

@@ -1,6 +1,7 @@
-// The console's entry: sign-in, the header and tabs, and the hash routes of each tab.
+// The console's entry: sign-in (a sign-in link asks first), the header and tabs, and the hash
+// routes of each tab.
 
-import { api, clearToken, seg, setToken, takeTokenFromUrl, token } from "./api.js";
+import { TOKEN_LINK, api, clearToken, seg, setToken, takeTokenFromUrl, token } from "./api.js";
 import { renderEntries } from "./entries.js";
 import { renderJobs } from "./jobs.js";
 import { renderProfile } from "./profile.js";
@@ -45,6 +46,38 @@ function signIn(problem) {
     h("label", { for: "token" }, "Access token"), input,
     h("div", { class: "actions" }, h("button", { class: "button primary", type: "submit" }, "Sign in")))));
   input.focus();
+}
+
+// A #token= link signs in only once the user has seen whose token it is and said yes: a link
+// made by someone else would otherwise sign the visitor in as that person, unseen.
+async function signInFromLink(linked) {
+  let user;
+  try {
+    user = await api("/api/me", { bearer: linked });
+  } catch (error) {
+    if (error.status === 401) return signIn("The sign-in link's token was not accepted. Paste a token instead.");
+    replace(main, alertBox(error.message));
+    return;
+  }
+  me = null;
+  nav.hidden = true;
+  replace(who);
+  const cancel = h("button", { class: "button", type: "button", onclick: () => start() }, "Cancel");
+  replace(main, h("section", { class: "card signin", "aria-labelledby": "link-title" },
+    h("h1", { id: "link-title" }, `Sign in as ${user.user_id}?`),
+    h("p", {}, "This sign-in link is for ", h("strong", {}, user.user_id),
+      user.org_id ? ` (${user.org_id})` : "", ". Sign in only if you asked for it and you are this user: ",
+      "whatever you write here is saved as theirs."),
+    token() ? h("p", { class: "sub" }, "Signing in replaces the session open in this tab.") : null,
+    h("div", { class: "actions" }, cancel,
+      h("button", { class: "button primary", type: "button", onclick: () => {
+        setToken(linked);
+        me = user;
+        header();
+        show();
+        main.focus({ preventScroll: true });
+      } }, "Sign in"))));
+  cancel.focus();
 }
 
 function header() {
@@ -148,7 +181,15 @@ async function start() {
   show();
 }
 
+function boot() {
+  const linked = takeTokenFromUrl();
+  if (linked === null) return start();
+  if (!linked) return signIn("The sign-in link holds no token. Paste a token instead.");
+  return signInFromLink(linked);
+}
+
 window.addEventListener("hashchange", () => {
+  if (TOKEN_LINK.test(location.hash)) return boot();
   show();
   main.focus({ preventScroll: true });
 });
@@ -156,5 +197,4 @@ document.querySelector(".skip").addEventListener("click", (event) => {
   event.preventDefault();
   main.focus();
 });
-takeTokenFromUrl();
-start();
+boot();
