@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
@@ -60,6 +61,31 @@ def query_words(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in tokens(text) if t not in STOPWORDS))
 
 
+@dataclass(frozen=True)
+class Bm25Stats:
+    """A collection's BM25 statistics: its documents, their average length in terms, and
+    the number of documents holding each query term."""
+
+    docs: int
+    avg_len: float
+    df: Mapping[str, int]
+
+
+def bm25_score(
+    terms: Iterable[str], counts: Mapping[str, int], length: int, stats: Bm25Stats
+) -> float:
+    """One document's BM25 score, from its term counts and length, against the query terms."""
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / stats.avg_len)
+    score = 0.0
+    for term in terms:
+        tf = counts.get(term, 0)
+        if tf:
+            df = stats.df[term]
+            idf = math.log(1 + (stats.docs - df + 0.5) / (df + 0.5))
+            score += idf * tf * (BM25_K1 + 1) / (tf + norm)
+    return score
+
+
 def bm25_scores(
     query: str, docs: Sequence[tuple[K, str]], *, analyze: Callable[[str], list[str]] = tokens
 ) -> dict[K, float]:
@@ -72,15 +98,10 @@ def bm25_scores(
     counted = [(key, Counter(analyze(text))) for key, text in docs]
     avg_len = sum(sum(c.values()) for _, c in counted) / len(counted) or 1.0
     df = Counter(term for _, counts in counted for term in terms if term in counts)
+    stats = Bm25Stats(len(counted), avg_len, df)
     scores: dict[K, float] = {}
     for key, counts in counted:
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * sum(counts.values()) / avg_len)
-        score = 0.0
-        for term in terms:
-            tf = counts.get(term, 0)
-            if tf:
-                idf = math.log(1 + (len(counted) - df[term] + 0.5) / (df[term] + 0.5))
-                score += idf * tf * (BM25_K1 + 1) / (tf + norm)
+        score = bm25_score(terms, counts, sum(counts.values()), stats)
         if score > 0:
             scores[key] = score
     return scores

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -30,6 +31,13 @@ FACTS = [
 ]
 ANN_NOTES = personal_scope(ANN).child(NOTES)
 BOB_NOTES = personal_scope(BOB).child(NOTES)
+SQLITE_SEARCH_TABLES = (
+    "memory_note_rows",
+    "memory_note_stats",
+    "memory_note_terms",
+    "memory_claims",
+    "memory_search_migrations",
+)
 
 
 def _ask(request: KeywordSearch | VectorSearch) -> Generator[Any, Any, list[Scored]]:
@@ -163,8 +171,8 @@ def _drop_search_tables(kind: str, url: str) -> None:
     if kind == "sqlite":
         conn = sqlite3.connect(url.removeprefix("sqlite:///"))
         for trigger in ("insert", "update", "delete"):
-            conn.execute(f"DROP TRIGGER memory_note_fts_{trigger}")
-        for table in ("memory_note_fts", "memory_note_rows", "memory_claims"):
+            conn.execute(f"DROP TRIGGER memory_note_index_{trigger}")
+        for table in SQLITE_SEARCH_TABLES:
             conn.execute(f"DROP TABLE {table}")
         conn.commit()
         conn.close()
@@ -329,3 +337,115 @@ def test_sqlite_vectors_over_the_cache_budget_are_scanned(
         within = [_nearest(backend.store, "fact about topic 5", 8) for _ in range(2)]
         assert vectors._caches[backend.store].matrices
     assert over == [within[0]] * 3 and within[0] == within[1] and len(within[0]) == 8
+
+
+ANN_HISTORY = [("2023-05-08", fact) for fact in FACTS] + [
+    ("2023-05-09", "Ann drank green tea by the river with her sister"),
+    ("2023-05-10", "The report on river cleanup is due"),
+]
+BOB_HISTORY = [
+    ("2023-05-08", f"Bob {'drinks tea ' * (1 + n % 4)}and writes report {n} at the river")
+    for n in range(60)
+] + [("2023-05-09", f"Bob sorted invoices for client {n}") for n in range(40)]
+SIDE_QUERIES = ["Ann tea river", "report due Friday", "sister nurse", "green tea morning"]
+
+
+def _scores(found: list[Scored]) -> list[tuple[str, float]]:
+    return [(s.key, round(s.score, 9)) for s in found]
+
+
+def _ann_results(store: Any) -> list[list[tuple[str, float]]]:
+    return [_scores(run(store, _ask(KeywordSearch(ANN_NOTES, q, 5)))) for q in SIDE_QUERIES]
+
+
+async def _aann_results(store: Any) -> list[list[tuple[str, float]]]:
+    return [_scores(await arun(store, _ask(KeywordSearch(ANN_NOTES, q, 5)))) for q in SIDE_QUERIES]
+
+
+def test_a_scopes_keyword_results_never_depend_on_another_scope(backend: Backend) -> None:
+    """The side channel: Bob's notes, added or deleted, change nothing of Ann's search."""
+    memory = ScopedMemory(backend.store, clock=Clock())
+    memory.import_notes(ANN, ANN_HISTORY)
+    alone = _ann_results(backend.store)
+    bob = memory.import_notes(BOB, BOB_HISTORY)
+    beside = _ann_results(backend.store)
+    for note in bob[:30]:
+        memory.delete_note(BOB, note.key)
+    assert beside == alone and _ann_results(backend.store) == alone
+    assert [len(found) for found in alone] == [5, 2, 2, 3]
+    assert len(keys(backend.store, "tea report", BOB_NOTES)) == 10
+
+
+async def test_async_keyword_results_never_depend_on_another_scope(abackend: Backend) -> None:
+    memory = ScopedMemory(abackend.store, clock=Clock())
+    await memory.aimport_notes(ANN, ANN_HISTORY)
+    alone = await _aann_results(abackend.store)
+    await memory.aimport_notes(BOB, BOB_HISTORY)
+    assert await _aann_results(abackend.store) == alone
+    assert [len(found) for found in alone] == [5, 2, 2, 3]
+
+
+def test_sqlite_scores_keywords_as_the_memory_backend_does(tmp_path: Any) -> None:
+    """Same analyser (Snowball English, stopwords dropped), same BM25, same statistics."""
+    results = []
+    for url in ("memory://", f"sqlite:///{tmp_path / 'memory.db'}"):
+        with connect(url) as backend:
+            memory = ScopedMemory(backend.store, clock=Clock())
+            notes = memory.import_notes(ANN, ANN_HISTORY)
+            memory.import_notes(BOB, BOB_HISTORY)
+            memory.delete_note(ANN, notes[-1].key)
+            results.append(_ann_results(backend.store))
+    assert results[0] == results[1]
+    assert results[0][1] == [(notes[2].key, results[0][1][0][1])]
+
+
+def _fts5_era(path: str) -> None:
+    """Turn the store's search tables into the FTS5 ones the code before per-scope
+    statistics created (tests/data/sqlite_fts5_search.sql), its notes indexed there."""
+    conn = sqlite3.connect(path)
+    for trigger in ("insert", "update", "delete"):
+        conn.execute(f"DROP TRIGGER memory_note_index_{trigger}")
+    for table in SQLITE_SEARCH_TABLES[:3] + SQLITE_SEARCH_TABLES[4:]:
+        conn.execute(f"DROP TABLE {table}")
+    conn.executescript((Path(__file__).parent / "data" / "sqlite_fts5_search.sql").read_text())
+    conn.commit()
+    notes = "SELECT count(*) FROM store WHERE prefix GLOB 'memory_plugin.*.notes'"
+    indexed = conn.execute("SELECT count(*) FROM memory_note_fts").fetchone()
+    assert indexed == conn.execute(notes).fetchone() and indexed[0] >= len(ANN_HISTORY)
+    conn.close()
+
+
+def _sqlite_objects(path: str) -> set[str]:
+    conn = sqlite3.connect(path)
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    return names
+
+
+def test_a_sqlite_store_from_before_per_scope_statistics_is_upgraded(tmp_path: Any) -> None:
+    path = str(tmp_path / "memory.db")
+    with connect(f"sqlite:///{path}") as backend:
+        memory = ScopedMemory(backend.store, clock=Clock())
+        memory.import_notes(ANN, ANN_HISTORY)
+        expected = _ann_results(backend.store)
+        bob = memory.remember(BOB, "Bob drinks tea by the river")
+    _fts5_era(path)
+    with connect(f"sqlite:///{path}") as backend:
+        assert _ann_results(backend.store) == expected
+        memory = ScopedMemory(backend.store, clock=Clock())
+        later = memory.remember(BOB, "Bob writes the tea report")
+        assert later.position == bob.position + 1
+        assert keys(backend.store, "tea", BOB_NOTES) == [bob.key, later.key]
+    names = _sqlite_objects(path)
+    assert "memory_note_fts" not in names and "memory_note_fts_insert" not in names
+    assert {"memory_note_terms", "memory_note_index_insert"} <= names
+
+
+async def test_an_upgraded_sqlite_store_searches_alike_through_aconnect(tmp_path: Any) -> None:
+    path = str(tmp_path / "memory.db")
+    with connect(f"sqlite:///{path}") as backend:
+        ScopedMemory(backend.store, clock=Clock()).import_notes(ANN, ANN_HISTORY)
+        expected = _ann_results(backend.store)
+    _fts5_era(path)
+    async with aconnect(f"sqlite:///{path}") as backend:
+        assert await _aann_results(backend.store) == expected

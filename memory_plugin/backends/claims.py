@@ -7,8 +7,10 @@ last position in a counter row (`memory_claims`), so a claim costs the same what
 group's size. PostgreSQL bumps the row first: its row lock holds other writers of the group
 until commit (safe across app servers); a group without a row yet (its first claim, or one
 written before the counter existed, counted once) is seeded under a per-group advisory
-transaction lock. SQLite claims inside BEGIN IMMEDIATE (safe across processes on one file).
-Any other store, InMemoryStore included, finds the first free key under a lock in this process.
+transaction lock. SQLite claims inside BEGIN IMMEDIATE (safe across processes on one file)
+and analyses the new notes for keyword search in the same transaction
+(memory_plugin.backends.keywords). Any other store, InMemoryStore included, finds the first
+free key under a lock in this process.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg.types.json import Jsonb
 
+from memory_plugin.backends import keywords
 from memory_plugin.backends.fts import (
     apg_search_connection,
     asqlite_search_connection,
     pg_search_connection,
     sqlite_search_connection,
 )
+from memory_plugin.backends.steps import adrive, drive
 
 
 @dataclass(frozen=True)
@@ -249,6 +253,8 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
                     rows = db.execute(_SQLITE_SEED, _sqlite_seed_args(request)).fetchall()
                 stored = _claimed(request, int(rows[0][0]))
                 db.executemany(_SQLITE_INSERT, _sqlite_rows(request, stored))
+                analyse = keywords.analyse_steps(_prefix(request.namespace))
+                drive(analyse, lambda sql, args: db.execute(sql, args).fetchall())
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -294,6 +300,9 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
                     found = list(await db.execute_fetchall(_SQLITE_SEED, seed))
                 stored = _claimed(request, int(found[0][0]))
                 await db.executemany(_SQLITE_INSERT, _sqlite_rows(request, stored))
+                await adrive(
+                    keywords.analyse_steps(_prefix(request.namespace)), db.execute_fetchall
+                )
             except BaseException:
                 await db.execute("ROLLBACK")
                 raise

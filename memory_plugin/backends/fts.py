@@ -1,15 +1,18 @@
-"""Full-text indexes of notes, kept in step with the LangGraph `store` table by triggers.
+"""Keyword indexes of notes, kept in step with the LangGraph `store` table by triggers.
 
 Every write to `store`, ours or a LangGraph put or delete, updates the index in the same
-transaction. SQLite: an FTS5 table (Porter stemming) keyed by a row map, with the scope's
-token in its own column so a search reads one scope's postings; LangGraph's SQLite put is an
-INSERT OR REPLACE, which fires no delete trigger, so the insert trigger drops a replaced
-row's entry first. PostgreSQL: a table of `english` tsvectors (read by the trigger, to find
-a replaced note's postings), their postings (scope, lexeme, note: term frequency and
-length) for BM25 scoring, and per-scope statistics (notes and total length); an update that
-leaves a note's text and deletion as they were (marking it consolidated) touches none of
-them. Both also hold the per-group position counters that make appends O(1). Setup is
-idempotent; its migrations run once each (PG_MIGRATIONS).
+transaction, and both databases score with each scope's own statistics. SQLite: a row map of
+the live notes, their postings (scope, term, note: term frequency and length) and per-scope
+statistics (notes and total length); SQL cannot stem, so the triggers drop a changed or
+deleted note's postings and statistics and leave a new note unanalysed for Python
+(memory_plugin.backends.keywords); LangGraph's SQLite put is an INSERT OR REPLACE, which
+fires no delete trigger, so the insert trigger drops a replaced row's entries first.
+PostgreSQL: a table of `english` tsvectors (read by the trigger, to find a replaced note's
+postings), their postings (scope, lexeme, note: term frequency and length) and per-scope
+statistics (notes and total length). On both, an update that leaves a note's text and
+deletion as they were (marking it consolidated) touches none of them. Both also hold the
+per-group position counters that make appends O(1). Setup is idempotent; its migrations run
+once each (SQLITE_MIGRATIONS, PG_MIGRATIONS).
 """
 
 from __future__ import annotations
@@ -24,61 +27,79 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
+from memory_plugin.backends.steps import Steps, adrive, drive, transaction
 from memory_plugin.compat import pg_async_connections, pg_connections
 
 NOTES_GLOB = "memory_plugin.*.notes"
+_MATCH = "prefix = {row}.prefix AND key = {row}.key"
+_LIVE = """{row}.prefix GLOB '{glob}' AND json_extract({row}.value, '$.deleted') IS NOT 1
+            AND json_type({row}.value, '$.text') = 'text'
+            AND json_extract({row}.value, '$.text') <> ''"""
+
+
+def _sqlite_forget(row: str) -> str:
+    """Trigger statements dropping the note `row` (old or new) from the row map, and its
+    postings and its share of the scope's statistics when it was analysed."""
+    match = _MATCH.format(row=row)
+    return f"""
+        UPDATE memory_note_stats SET docs = docs - 1,
+            total_len = total_len - (SELECT len FROM memory_note_rows WHERE {match})
+            WHERE prefix = {row}.prefix
+            AND (SELECT len FROM memory_note_rows WHERE {match}) IS NOT NULL;
+        DELETE FROM memory_note_terms
+            WHERE scope = (SELECT id FROM memory_note_stats WHERE prefix = {row}.prefix)
+            AND term IN (SELECT value FROM json_each(
+                (SELECT terms FROM memory_note_rows WHERE {match})))
+            AND key = {row}.key;
+        DELETE FROM memory_note_rows WHERE {match};"""
+
+
+_SQLITE_ADD = f"""
+        INSERT INTO memory_note_rows (prefix, key) SELECT new.prefix, new.key
+            WHERE {_LIVE.format(row="new", glob=NOTES_GLOB)};"""
 
 SQLITE_SCHEMA = [
     """CREATE TABLE IF NOT EXISTS memory_claims (
         prefix TEXT NOT NULL, grp TEXT NOT NULL, last INTEGER NOT NULL,
         PRIMARY KEY (prefix, grp))""",
-    """CREATE TABLE IF NOT EXISTS memory_note_rows (
-        id INTEGER PRIMARY KEY, prefix TEXT NOT NULL, key TEXT NOT NULL,
-        UNIQUE (prefix, key))""",
-    """CREATE VIRTUAL TABLE IF NOT EXISTS memory_note_fts
-        USING fts5(scope, text, tokenize = 'porter unicode61')""",
-    f"""CREATE TRIGGER IF NOT EXISTS memory_note_fts_insert AFTER INSERT ON store
-    WHEN new.prefix GLOB '{NOTES_GLOB}' BEGIN
-        DELETE FROM memory_note_fts WHERE rowid =
-            (SELECT id FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key);
-        DELETE FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key;
-        INSERT INTO memory_note_rows (prefix, key) SELECT new.prefix, new.key
-            WHERE json_extract(new.value, '$.deleted') IS NOT 1
-            AND coalesce(json_extract(new.value, '$.text'), '') <> '';
-        INSERT INTO memory_note_fts (rowid, scope, text)
-            SELECT id, 's' || hex(new.prefix), json_extract(new.value, '$.text')
-            FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key;
-    END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memory_note_fts_update AFTER UPDATE ON store
-    WHEN old.prefix GLOB '{NOTES_GLOB}' OR new.prefix GLOB '{NOTES_GLOB}' BEGIN
-        DELETE FROM memory_note_fts WHERE rowid =
-            (SELECT id FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key);
-        DELETE FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key;
-        INSERT INTO memory_note_rows (prefix, key) SELECT new.prefix, new.key
-            WHERE new.prefix GLOB '{NOTES_GLOB}'
-            AND json_extract(new.value, '$.deleted') IS NOT 1
-            AND coalesce(json_extract(new.value, '$.text'), '') <> '';
-        INSERT INTO memory_note_fts (rowid, scope, text)
-            SELECT id, 's' || hex(new.prefix), json_extract(new.value, '$.text')
-            FROM memory_note_rows WHERE prefix = new.prefix AND key = new.key;
-    END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memory_note_fts_delete AFTER DELETE ON store
-    WHEN old.prefix GLOB '{NOTES_GLOB}' BEGIN
-        DELETE FROM memory_note_fts WHERE rowid =
-            (SELECT id FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key);
-        DELETE FROM memory_note_rows WHERE prefix = old.prefix AND key = old.key;
-    END""",
+    "CREATE TABLE IF NOT EXISTS memory_search_migrations (v INTEGER PRIMARY KEY)",
 ]
-SQLITE_BACKFILL = [
-    f"""INSERT OR IGNORE INTO memory_note_rows (prefix, key) SELECT prefix, key FROM store
-        WHERE prefix GLOB '{NOTES_GLOB}' AND json_extract(value, '$.deleted') IS NOT 1
-        AND coalesce(json_extract(value, '$.text'), '') <> ''""",
-    """INSERT INTO memory_note_fts (rowid, scope, text)
-        SELECT r.id, 's' || hex(r.prefix), json_extract(s.value, '$.text')
-        FROM memory_note_rows r JOIN store s ON s.prefix = r.prefix AND s.key = r.key
-        WHERE r.id NOT IN (SELECT rowid FROM memory_note_fts)""",
+SQLITE_PER_SCOPE = [
+    *(f"DROP TRIGGER IF EXISTS memory_note_fts_{op}" for op in ("insert", "update", "delete")),
+    "DROP TABLE IF EXISTS memory_note_fts",
+    "DROP TABLE IF EXISTS memory_note_rows",
+    """CREATE TABLE memory_note_rows (
+        prefix TEXT NOT NULL, key TEXT NOT NULL, len INTEGER, terms TEXT,
+        PRIMARY KEY (prefix, key)) WITHOUT ROWID""",
+    "CREATE INDEX memory_note_rows_unanalysed ON memory_note_rows (prefix) WHERE len IS NULL",
+    """CREATE TABLE memory_note_stats (
+        id INTEGER PRIMARY KEY, prefix TEXT NOT NULL UNIQUE, docs INTEGER NOT NULL,
+        total_len INTEGER NOT NULL)""",
+    """CREATE TABLE memory_note_terms (
+        scope INTEGER NOT NULL, term TEXT NOT NULL, key TEXT NOT NULL, tf INTEGER NOT NULL,
+        len INTEGER NOT NULL, PRIMARY KEY (scope, term, key)) WITHOUT ROWID""",
+    f"""CREATE TRIGGER memory_note_index_insert AFTER INSERT ON store
+    WHEN new.prefix GLOB '{NOTES_GLOB}' BEGIN{_sqlite_forget("new")}{_SQLITE_ADD}
+    END""",
+    f"""CREATE TRIGGER memory_note_index_update AFTER UPDATE ON store
+    WHEN (old.prefix GLOB '{NOTES_GLOB}' OR new.prefix GLOB '{NOTES_GLOB}')
+    AND (old.prefix IS NOT new.prefix OR old.key IS NOT new.key
+        OR json_extract(old.value, '$.text') IS NOT json_extract(new.value, '$.text')
+        OR json_extract(old.value, '$.deleted') IS NOT json_extract(new.value, '$.deleted'))
+    BEGIN{_sqlite_forget("old")}{_SQLITE_ADD}
+    END""",
+    f"""CREATE TRIGGER memory_note_index_delete AFTER DELETE ON store
+    WHEN old.prefix GLOB '{NOTES_GLOB}' BEGIN{_sqlite_forget("old")}
+    END""",
+    f"""INSERT INTO memory_note_rows (prefix, key) SELECT prefix, key FROM store AS s
+        WHERE {_LIVE.format(row="s", glob=NOTES_GLOB)}""",
+    "INSERT INTO memory_search_migrations (v) VALUES (1)",
 ]
-_SQLITE_HAS_FTS = "SELECT 1 FROM sqlite_master WHERE name = 'memory_note_fts_delete'"
+SQLITE_MIGRATIONS = [(1, SQLITE_PER_SCOPE)]
+"""Run once each, in order: replace the FTS5 index (table-wide statistics) by per-scope
+postings, every existing note left to be analysed before its scope's next search."""
+_SQLITE_HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = 'memory_search_migrations'"
+_SQLITE_HAS = "SELECT 1 FROM memory_search_migrations WHERE v = ?"
 
 PG_SCHEMA = [
     """
@@ -211,40 +232,40 @@ def mark_ready(store: BaseStore) -> None:
     _ready.add(store)
 
 
+def sqlite_setup_steps() -> Steps[None]:
+    """Create the SQLite search tables and run the migrations not run yet, in one
+    transaction taken only when something is missing."""
+
+    def current() -> Steps[bool]:
+        if not (yield (_SQLITE_HAS_TABLE, ())):
+            return False
+        return bool((yield (_SQLITE_HAS, (SQLITE_MIGRATIONS[-1][0],))))
+
+    def upgrade() -> Steps[None]:
+        if (yield from current()):
+            return
+        for statement in SQLITE_SCHEMA:
+            yield (statement, ())
+        for version, statements in SQLITE_MIGRATIONS:
+            if not (yield (_SQLITE_HAS, (version,))):
+                for statement in statements:
+                    yield (statement, ())
+
+    if not (yield from current()):
+        yield from transaction(upgrade())
+
+
 def sqlite_setup(conn: Any) -> None:
-    """Create the SQLite search tables and triggers, indexing existing notes the first time
-    (on a connection in autocommit mode). Probes read every row they match: a statement left
+    """Create the SQLite search tables and triggers, migrating an older store (on a
+    connection in autocommit mode). Probes read every row they match: a statement left
     part-read keeps a stale read snapshot open, and the connection's next write then fails
     with "database is locked" once another connection has written."""
-    if conn.execute(_SQLITE_HAS_FTS).fetchall():
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if not conn.execute(_SQLITE_HAS_FTS).fetchall():
-            for statement in [*SQLITE_SCHEMA, *SQLITE_BACKFILL]:
-                conn.execute(statement)
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    drive(sqlite_setup_steps(), lambda sql, args: conn.execute(sql, args).fetchall())
 
 
 async def asqlite_setup(conn: Any) -> None:
     """Async twin of sqlite_setup, on an aiosqlite connection."""
-    async with conn.execute(_SQLITE_HAS_FTS) as rows:
-        if await rows.fetchone() is not None:
-            return
-    await conn.execute("BEGIN IMMEDIATE")
-    try:
-        async with conn.execute(_SQLITE_HAS_FTS) as rows:
-            missing = await rows.fetchone() is None
-        if missing:
-            for statement in [*SQLITE_SCHEMA, *SQLITE_BACKFILL]:
-                await conn.execute(statement)
-    except BaseException:
-        await conn.execute("ROLLBACK")
-        raise
-    await conn.execute("COMMIT")
+    await adrive(sqlite_setup_steps(), conn.execute_fetchall)
 
 
 def _pg_done(row: Any) -> bool:

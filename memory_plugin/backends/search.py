@@ -1,9 +1,11 @@
 """Search operations for plans: keyword (BM25) and vector (cosine) search in one namespace.
 
-`KeywordSearch` reads a notes namespace: SQLite ranks with FTS5's bm25() (Porter stemming),
-PostgreSQL with BM25 over the postings of `english` tsvectors and the scope's own
-statistics, any other
-store in Python over the namespace's live items (Snowball stemming). English stopwords are
+`KeywordSearch` reads a notes namespace and ranks by BM25 with the scope's own statistics
+(its notes, their average length, the notes holding each term), so another scope's notes
+never change a result: SQLite over postings of the notes analysed in Python
+(memory_plugin.backends.keywords), PostgreSQL over the postings of `english` tsvectors, any
+other store in Python over the namespace's live items; both SQLite and the others stem with
+Snowball English through `search_terms`, so their scores are equal. English stopwords are
 dropped from every query; a query of stopwords alone matches nothing.
 
 `VectorSearch` reads a namespace whose items are in the store's vector index. PostgreSQL
@@ -34,13 +36,14 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-from memory_plugin.backends import vectors
+from memory_plugin.backends import keywords, vectors
 from memory_plugin.backends.fts import (
     apg_search_connection,
     asqlite_search_connection,
     pg_search_connection,
     sqlite_search_connection,
 )
+from memory_plugin.backends.steps import adrive, drive
 from memory_plugin.compat import pg_async_connections, pg_connections
 from memory_plugin.text import BM25_B, BM25_K1, bm25_scores, query_words, search_terms
 
@@ -93,15 +96,6 @@ _PG_LIVE = "SELECT key FROM memory_note_fts WHERE prefix = %s AND key = ANY(%s)"
 """Run unprepared: a prepared statement's generic plan reads the whole scope and filters it
 by the keys (227 ms for 1,000 keys in a 25,000-note scope), a plan for the keys given probes
 the index once per key (1.6 ms)."""
-_SQLITE_KEYWORD = """
-SELECT s.key, s.value, bm25(memory_note_fts, 0.0, 1.0) AS rank
-FROM memory_note_fts
-JOIN memory_note_rows r ON r.id = memory_note_fts.rowid
-JOIN store s ON s.prefix = r.prefix AND s.key = r.key
-WHERE memory_note_fts MATCH ?
-ORDER BY rank, s.key
-LIMIT ?
-"""
 _PG_KEYWORD = f"""
 WITH q AS (
     SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(query)s))
@@ -156,16 +150,6 @@ def _prefix(namespace: tuple[str, ...]) -> str:
     return ".".join(namespace)
 
 
-def _fts_match(prefix: str, words: list[str]) -> str:
-    """An FTS5 query for any of the words in the scope's notes."""
-    quoted = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
-    return f'scope : "s{prefix.encode().hex()}" AND text : ({quoted})'
-
-
-def _sqlite_scored(rows: Any) -> list[Scored]:
-    return [Scored(key, -float(rank), orjson.loads(value)) for key, value, rank in rows]
-
-
 def _row(row: Any) -> tuple[Any, ...]:
     return (row["key"], row["score"], row["value"]) if isinstance(row, dict) else tuple(row)
 
@@ -179,7 +163,7 @@ def _pg_scored(rows: Any) -> list[Scored]:
 
 
 def _python_scored(query: str, items: list[Item], limit: int) -> list[Scored]:
-    live = [i for i in items if not i.value.get("deleted") and isinstance(i.value.get("text"), str)]
+    live = [i for i in items if not i.value.get("deleted") and _has_text(i.value)]
     scores = bm25_scores(query, [(i.key, i.value["text"]) for i in live], analyze=search_terms)
     by_key = {item.key: item for item in live}
     best = sorted(scores, key=lambda key: (-scores[key], key))[:limit]
@@ -241,15 +225,17 @@ def _from_search(found: list[SearchItem]) -> list[Scored]:
     return [Scored(i.key, float(i.score), dict(i.value)) for i in found if i.score is not None]
 
 
+def _has_text(value: dict[str, Any]) -> bool:
+    text = value.get("text")
+    return isinstance(text, str) and text != ""
+
+
 def _live(results: Sequence[Any]) -> set[str]:
     """The keys of the live notes among GetOp results."""
     return {
         item.key
         for item in results
-        if isinstance(item, Item)
-        and not item.value.get("deleted")
-        and isinstance(item.value.get("text"), str)
-        and item.value["text"] != ""
+        if isinstance(item, Item) and not item.value.get("deleted") and _has_text(item.value)
     }
 
 
@@ -292,6 +278,10 @@ async def alive_keys(store: BaseStore, request: LiveKeys) -> set[str]:
     return _live(await store.abatch(_live_ops(request)))
 
 
+def _sqlite_scored(rows: list[tuple[str, float, Any]]) -> list[Scored]:
+    return [Scored(key, score, orjson.loads(value)) for key, score, value in rows]
+
+
 def keyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:
     """Run a keyword search on the store's own full-text index, else in Python."""
     words = query_words(request.query)
@@ -303,9 +293,11 @@ def keyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:
         with pg_search_connection(store) as conn:
             return _pg_scored(conn.execute(_PG_KEYWORD, params).fetchall())
     if isinstance(store, SqliteStore):
-        with sqlite_search_connection(store):
-            args = (_fts_match(prefix, words), request.limit)
-            return _sqlite_scored(store.conn.execute(_SQLITE_KEYWORD, args).fetchall())
+        steps = keywords.search_steps(prefix, request.query, request.limit)
+        with sqlite_search_connection(store) as conn:
+            return _sqlite_scored(
+                drive(steps, lambda sql, args: conn.execute(sql, args).fetchall())
+            )
     return _python_scored(request.query, _items(store, request.namespace), request.limit)
 
 
@@ -321,9 +313,9 @@ async def akeyword_search(store: BaseStore, request: KeywordSearch) -> list[Scor
             cur = await conn.execute(_PG_KEYWORD, params)
             return _pg_scored(await cur.fetchall())
     if isinstance(store, AsyncSqliteStore):
-        async with asqlite_search_connection(store):
-            args = (_fts_match(prefix, words), request.limit)
-            return _sqlite_scored(await store.conn.execute_fetchall(_SQLITE_KEYWORD, args))
+        steps = keywords.search_steps(prefix, request.query, request.limit)
+        async with asqlite_search_connection(store) as conn:
+            return _sqlite_scored(await adrive(steps, conn.execute_fetchall))
     if isinstance(store, SqliteStore | PostgresStore):
         return await asyncio.to_thread(keyword_search, store, request)
     return _python_scored(request.query, await _aitems(store, request.namespace), request.limit)
@@ -358,7 +350,7 @@ def vector_search(store: BaseStore, request: VectorSearch) -> list[Scored]:
             sample = store.conn.execute(_SQLITE_SAMPLE, (prefix,)).fetchall()
             unit = _sqlite_unit(query, sample)
             steps = vectors.nearest_steps(store, prefix, query, blob, request.limit, unit)
-            rows = vectors.drive(steps, lambda sql, args: store.conn.execute(sql, args).fetchall())
+            rows = drive(steps, lambda sql, args: store.conn.execute(sql, args).fetchall())
         return _sqlite_scored_vector(rows)
     return _from_search(store.search(request.namespace, query=request.query, limit=request.limit))
 
@@ -400,12 +392,7 @@ async def avector_search(store: BaseStore, request: VectorSearch) -> list[Scored
             sample = await store.conn.execute_fetchall(_SQLITE_SAMPLE, (prefix,))
             unit = _sqlite_unit(query, sample)
             steps = vectors.nearest_steps(store, prefix, query, blob, request.limit, unit)
-            try:
-                step = next(steps)
-                while True:
-                    step = steps.send(list(await store.conn.execute_fetchall(*step)))
-            except StopIteration as done:
-                found_rows = done.value
+            found_rows = await adrive(steps, store.conn.execute_fetchall)
         return _sqlite_scored_vector(found_rows)
     if isinstance(store, SqliteStore | PostgresStore):
         return await asyncio.to_thread(vector_search, store, request)

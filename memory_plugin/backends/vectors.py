@@ -18,11 +18,13 @@ from __future__ import annotations
 import math
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from memory_plugin.backends.steps import Steps
 
 try:
     import numpy as np
@@ -78,9 +80,6 @@ _UNIT = {
 _CHANGES = "SELECT n FROM memory_vector_changes WHERE prefix = ?"
 _COUNT = "SELECT count(*) FROM store_vectors WHERE prefix = ?"
 _ROWS = "SELECT key, embedding FROM store_vectors WHERE prefix = ?"
-
-Query = tuple[str, tuple[Any, ...]]
-Steps = Generator[Query, list[Any], list[Any]]
 
 
 @dataclass(frozen=True)
@@ -149,7 +148,7 @@ def _shortlist(matrix: _Matrix, query: Sequence[float], limit: int, unit: bool) 
 
 def nearest_steps(
     store: Any, prefix: str, query: Sequence[float], blob: bytes, limit: int, unit: bool
-) -> Steps:
+) -> Steps[list[Any]]:
     """The rows (key, score, value) of the `limit` nearest vectors of the scope, best first,
     as SQL statements to run in turn (each answered with its rows)."""
     full = (nearest_sql(unit), (blob, prefix, limit, prefix))
@@ -178,16 +177,6 @@ def nearest_steps(
         return (yield full)
     listed = orjson.dumps(keys).decode()
     return (yield (nearest_sql(unit, shortlist=True), (blob, prefix, listed, limit, prefix)))
-
-
-def drive(steps: Steps, execute: Callable[[str, tuple[Any, ...]], list[Any]]) -> list[Any]:
-    """Run nearest_steps' statements with a synchronous `execute`."""
-    try:
-        statement = next(steps)
-        while True:
-            statement = steps.send(execute(*statement))
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
 
 
 def is_set_up(store: Any) -> bool:
