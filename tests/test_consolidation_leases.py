@@ -27,7 +27,7 @@ from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
 from memory_plugin.scoped.documents import read_plan
 from memory_plugin.scoped.job_runs import list_runs
-from memory_plugin.scoped.leases import LeaseError, Worker, lease_name
+from memory_plugin.scoped.leases import LeaseError, Worker, lease_name, leased_scopes
 from memory_plugin.scoped.notes import all_notes_plan
 from tests.fakes import MergingModel
 from tests.lease_models import (
@@ -108,6 +108,20 @@ def test_a_lease_is_never_taken_while_valid(backend: Backend) -> None:
     time.sleep(1.3)
     assert lease(store, TakeLease("scope-a", "w1", 60)), "an expired lease is taken"
     assert not lease(store, TakeLease("scope-a", "w2", 60))
+
+
+def test_a_holders_leases_are_listed_with_the_time_they_have_left(backend: Backend) -> None:
+    store = backend.store
+    ann, bob = (personal_scope(ctx) for ctx in USERS[:2])
+    assert leased_scopes(store, "w1") == {}
+    assert lease(store, Worker("w1", 60).take(ann)) and lease(store, Worker("w2", 5).take(bob))
+    assert lease(store, TakeLease("another-job", "w1", 60))
+    held = leased_scopes(store, "w1")
+    assert list(held) == [ann.namespace], "only its consolidation leases, as namespaces"
+    assert 55 < held[ann.namespace] <= 60
+    assert lease(store, Worker("w1", 60).drop(ann))
+    assert leased_scopes(store, "w1") == {}
+    assert 0 < leased_scopes(store, "w2")[bob.namespace] <= 5
 
 
 async def test_async_leases_match_the_sync_ones(abackend: Backend) -> None:
@@ -228,6 +242,73 @@ def test_a_killed_worker_leaves_a_lease_that_expires(shared_url: str, tmp_path: 
         _assert_folded_once(backend.store, [ctx])
 
 
+def _wait_for(mark: Path, worker: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while not mark.exists():
+        assert worker.poll() is None, worker.communicate()
+        assert time.monotonic() < deadline, "no worker reached the model"
+        time.sleep(0.05)
+
+
+def test_a_killed_worker_process_never_takes_the_others_down(
+    shared_url: str, tmp_path: Path
+) -> None:
+    with connect(shared_url) as backend:
+        _seed(backend.store, USERS)
+    mark = tmp_path / "hanging-worker"
+    workers = _cli(
+        "--url", shared_url, "--model", "tests.lease_models:hangs_in_one_worker",
+        "--workers", "3", "--worker-id", "n", "--lease-seconds", "10",
+        **{MARK_ENV: str(mark)},
+    )  # fmt: skip
+    _wait_for(mark, workers)
+    os.kill(int(mark.read_text()), signal.SIGKILL)
+    killed_at = datetime.fromtimestamp(mark.stat().st_mtime, UTC)
+    out, err = workers.communicate(timeout=300)
+    assert workers.returncode == 1, (out, err)
+    assert "Traceback" not in err and "BrokenProcessPool" not in err, err
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    (dead,) = [wid for wid, line in lines.items() if "died (killed by SIGKILL)" in line]
+    assert sorted(lines) == sorted(["n-1", "n-2", "n-3", f"{dead}-retry"]), out
+    assert f"failed: the worker process died (killed by SIGKILL) (worker {dead})" in err
+    assert f"retried by {dead}-retry once the lease expired" in lines[dead]
+    assert lines[f"{dead}-retry"] == "Folded 3 notes into 1 of 1 scopes."
+    with connect(shared_url) as backend:
+        _assert_folded_once(backend.store, USERS)
+        runs = {r.worker: r for r in list_runs(backend.store)}
+    assert runs[dead].status == "running", "the killed worker never finished its record"
+    others = [runs[wid] for wid in ("n-1", "n-2", "n-3") if wid != dead]
+    assert [r.status for r in others] == ["succeeded", "succeeded"]
+    retry = runs[f"{dead}-retry"]
+    assert (retry.status, retry.folded, retry.skipped) == ("succeeded", PER_SCOPE, ())
+    assert sum(r.folded for r in [*others, retry]) == len(USERS) * PER_SCOPE
+    started = datetime.fromisoformat(retry.started_at)
+    assert started >= killed_at + timedelta(seconds=9), "retried before the lease expired"
+
+
+def test_a_worker_that_cannot_start_is_named_and_the_others_finish(
+    shared_url: str, tmp_path: Path
+) -> None:
+    users = USERS[:6]
+    with connect(shared_url) as backend:
+        _seed(backend.store, users)
+    workers = _cli(
+        "--url", shared_url, "--model", "tests.lease_models:fails_in_one_worker",
+        "--workers", "3", "--worker-id", "n",
+        **{MARK_ENV: str(tmp_path / "failing-worker")},
+    )  # fmt: skip
+    out, err = workers.communicate(timeout=300)
+    assert workers.returncode == 1, (out, err)
+    assert "Traceback" not in err, err
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert sorted(lines) == ["n-1", "n-2", "n-3"], "it held no scope, so nothing is retried"
+    (lost,) = [wid for wid, line in lines.items() if line.startswith("the worker stopped")]
+    reason = "the provider refused this worker's credentials"
+    assert reason in lines[lost] and f"{reason} (worker {lost})" in err
+    with connect(shared_url) as backend:
+        _assert_folded_once(backend.store, users)
+
+
 def test_a_failing_scope_releases_its_lease_and_leaves_notes_unmarked(backend: Backend) -> None:
     ctx = USERS[0]
     _seed(backend.store, [ctx])
@@ -279,7 +360,9 @@ def test_a_worker_needs_a_usable_id_and_lease() -> None:
 
 
 def test_workers_started_together_start_at_their_own_share() -> None:
-    scopes = list(range(8))
+    scopes = [(personal_scope(ctx), ctx) for ctx in USERS[:8]]
     starts = [Worker(f"w{i}", shard=i, shards=4).order(scopes)[0] for i in range(4)]
-    assert starts == [0, 2, 4, 6]
-    assert sorted(Worker("solo").order(scopes)) == scopes
+    assert starts == [scopes[0], scopes[2], scopes[4], scopes[6]]
+    assert sorted(Worker("solo").order(scopes), key=scopes.index) == scopes
+    retry = Worker("solo-retry", only=frozenset({scopes[5][0].namespace}))
+    assert retry.order(scopes) == [scopes[5]], "a retry takes only the scopes it is given"

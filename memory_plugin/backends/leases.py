@@ -6,7 +6,8 @@ holder's time has run out, or when the taker already holds it (a renewal); the d
 clock decides. PostgreSQL takes it in one `INSERT ... ON CONFLICT ... DO UPDATE ... WHERE`
 statement on `memory_leases` (the row lock makes it atomic across app servers); SQLite runs
 the same upsert inside BEGIN IMMEDIATE (atomic across processes on one file). Any other store,
-InMemoryStore included, keeps a lock table in this process.
+InMemoryStore included, keeps a lock table in this process. `held_leases` lists a holder's
+leases with the time each has left (how a dead worker's claims are found and waited out).
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ WHERE l.expires_at <= now() OR l.holder = excluded.holder
 RETURNING holder
 """
 _PG_DROP = "DELETE FROM memory_leases WHERE name = %s AND holder = %s RETURNING name"
+_PG_HELD = (
+    "SELECT name, extract(epoch FROM expires_at - now()) AS seconds_left FROM memory_leases "
+    "WHERE holder = %s"
+)
 _SQLITE_TABLE = (
     "CREATE TABLE IF NOT EXISTS memory_leases ("
     "name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at REAL NOT NULL)"
@@ -74,6 +79,7 @@ WHERE memory_leases.expires_at <= {_SQLITE_NOW} OR memory_leases.holder = exclud
 RETURNING holder
 """
 _SQLITE_DROP = "DELETE FROM memory_leases WHERE name = ? AND holder = ? RETURNING name"
+_SQLITE_HELD = f"SELECT name, expires_at - {_SQLITE_NOW} FROM memory_leases WHERE holder = ?"
 
 _tables: weakref.WeakSet[BaseStore] = weakref.WeakSet()
 _held: weakref.WeakKeyDictionary[BaseStore, dict[str, tuple[str, float]]] = (
@@ -89,18 +95,19 @@ def _pg_args(request: TakeLease | DropLease) -> tuple[str, Any]:
     return _PG_DROP, (request.name, request.holder)
 
 
-def _sqlite_write(db: Any, statement: str, args: tuple[Any, ...], store: BaseStore) -> bool:
+def _sqlite_rows(db: Any, statement: str, args: tuple[Any, ...], store: BaseStore) -> list[Any]:
+    """The rows of `statement`, run under BEGIN IMMEDIATE (the table created first)."""
     db.execute("BEGIN IMMEDIATE")
     try:
         if store not in _tables:
             db.execute(_SQLITE_TABLE)
-        rows = db.execute(statement, args).fetchall()
+        rows: list[Any] = db.execute(statement, args).fetchall()
     except BaseException:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
     _tables.add(store)
-    return bool(rows)
+    return rows
 
 
 async def _asqlite_write(db: Any, statement: str, args: tuple[Any, ...], store: BaseStore) -> bool:
@@ -117,14 +124,15 @@ async def _asqlite_write(db: Any, statement: str, args: tuple[Any, ...], store: 
     return bool(rows)
 
 
-def _pg_write(conn: Any, statement: str, args: Any, store: BaseStore) -> bool:
+def _pg_rows(conn: Any, statement: str, args: Any, store: BaseStore) -> list[Any]:
+    """The rows of `statement`, run in a transaction (the table created first)."""
     with conn.transaction():
         if store not in _tables:
             conn.execute(PG_SETUP_LOCK)
             conn.execute(_PG_TABLE)
-        row = conn.execute(statement, args).fetchone()
+        rows: list[Any] = conn.execute(statement, args).fetchall()
     _tables.add(store)
-    return row is not None
+    return rows
 
 
 async def _apg_write(conn: Any, statement: str, args: Any, store: BaseStore) -> bool:
@@ -158,11 +166,29 @@ def lease(store: BaseStore, request: TakeLease | DropLease) -> bool:
     """Take or drop a lease (see TakeLease and DropLease)."""
     if isinstance(store, PostgresStore):
         with pg_search_connection(store) as conn:
-            return _pg_write(conn, *_pg_args(request), store)
+            return bool(_pg_rows(conn, *_pg_args(request), store))
     if isinstance(store, SqliteStore):
         with sqlite_search_connection(store) as db:
-            return _sqlite_write(db, *_sqlite_args(request), store)
+            return bool(_sqlite_rows(db, *_sqlite_args(request), store))
     return _local(store, request)
+
+
+def held_leases(store: BaseStore, holder: str) -> dict[str, float]:
+    """The leases `holder` holds, each with the seconds it has left by the database's clock
+    (zero or less once it has expired)."""
+    if isinstance(store, PostgresStore):
+        with pg_search_connection(store) as conn:
+            found = _pg_rows(conn, _PG_HELD, (holder,), store)
+        rows = [(row["name"], row["seconds_left"]) for row in found]
+    elif isinstance(store, SqliteStore):
+        with sqlite_search_connection(store) as db:
+            rows = _sqlite_rows(db, _SQLITE_HELD, (holder,), store)
+    else:
+        with _guard:
+            now = time.time()
+            held = _held.get(store, {}).items()
+            rows = [(name, expires - now) for name, (by, expires) in held if by == holder]
+    return {name: float(left) for name, left in rows}
 
 
 async def alease(store: BaseStore, request: TakeLease | DropLease) -> bool:

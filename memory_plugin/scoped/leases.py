@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from memory_plugin.backends.leases import DropLease, TakeLease
+from langgraph.store.base import BaseStore
+
+from memory_plugin.backends.leases import DropLease, TakeLease, held_leases
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.scope import Scope
 
@@ -27,6 +29,7 @@ LEASE_SECONDS = 300.0
 """How long a worker's claim on a scope lasts unless renewed (above the 120 s default of
 `consolidation_timeout_seconds`, the longest step)."""
 MAX_LEASE_SECONDS = 86_400.0
+LEASE_PREFIX = "consolidation:"
 T = TypeVar("T")
 
 
@@ -48,12 +51,14 @@ def default_worker_id() -> str:
 class Worker:
     """One consolidation worker: its id (in leases and the run record) and how long its
     lease on a scope lasts. `shard`, `shards`: this worker's place among workers started
-    together (it starts at its share of the scopes); else it starts where its id hashes to."""
+    together (it starts at its share of the scopes); else it starts where its id hashes to.
+    `only`: the namespaces of the only scopes it takes (a dead worker's, retried)."""
 
     id: str = field(default_factory=default_worker_id)
     lease_seconds: float = LEASE_SECONDS
     shard: int = 0
     shards: int = 1
+    only: frozenset[tuple[str, ...]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip() or len(self.id) > 200:
@@ -76,9 +81,12 @@ class Worker:
         """The request that gives `scope`'s lease back."""
         return DropLease(lease_name(scope), self.id)
 
-    def order(self, items: Sequence[T]) -> list[T]:
-        """`items` from this worker's starting point round to the one before it, so workers
-        started together do not queue on the same scope."""
+    def order(self, items: Sequence[tuple[Scope, T]]) -> list[tuple[Scope, T]]:
+        """`items` (scopes, each with its context) from this worker's starting point round to
+        the one before it, so workers started together do not queue on the same scope; with
+        `only`, just those scopes."""
+        if self.only is not None:
+            items = [item for item in items if item[0].namespace in self.only]
         if not items:
             return []
         if self.shards > 1:
@@ -90,4 +98,15 @@ class Worker:
 
 def lease_name(scope: Scope) -> str:
     """The lease that guards consolidation of `scope`."""
-    return "consolidation:" + ".".join(scope.namespace)
+    return LEASE_PREFIX + ".".join(scope.namespace)
+
+
+def leased_scopes(store: BaseStore, worker_id: str) -> dict[tuple[str, ...], float]:
+    """The namespaces of the scopes whose lease `worker_id` holds, each with the seconds its
+    lease has left (namespace labels hold no "."; see namespaces.encode_id)."""
+    held = held_leases(store, worker_id)
+    return {
+        tuple(name.removeprefix(LEASE_PREFIX).split(".")): left
+        for name, left in held.items()
+        if name.startswith(LEASE_PREFIX)
+    }

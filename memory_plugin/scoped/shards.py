@@ -4,21 +4,39 @@ Processes rather than threads: a scope's work between model calls (building the 
 the safety screen, JSON) is Python that holds the interpreter lock, so threads of one process
 would take turns; each process also has its own connections, and a process that dies is
 exactly what leases recover from. Each worker opens the backend URL itself (so the URL must
-name a shared database: SQLite or PostgreSQL), resolves the model spec itself, and starts at
-its own share of the scopes.
+name a shared database: SQLite or PostgreSQL; a memory:// store lives inside one process, so
+another process would see an empty store of its own and its own lock table), resolves the
+model spec itself, and starts at its own share of the scopes.
+
+A worker that dies (killed, out of memory) or stops on an error takes no other worker with
+it: the others finish their scopes, then the scopes whose lease the lost worker still holds
+are retried by a fresh worker process (`<id>-retry`) as soon as those leases expire, and the
+lost worker is reported as failed.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import SpawnProcess
 
 from memory_plugin.backends.url import URL_ENV, parse_url
-from memory_plugin.scoped.leases import LEASE_SECONDS, LeaseError, Worker, default_worker_id
+from memory_plugin.scoped.leases import (
+    LEASE_SECONDS,
+    LeaseError,
+    Worker,
+    default_worker_id,
+    leased_scopes,
+)
 
+logger = logging.getLogger(__name__)
 MAX_WORKERS = 64
+RETRY_SUFFIX = "-retry"
 
 
 @dataclass(frozen=True)
@@ -66,6 +84,99 @@ def worker_ids(count: int, base: str | None) -> list[str]:
     return [prefix] if count == 1 else [f"{prefix}-{i + 1}" for i in range(count)]
 
 
+def _work(sender: Connection, url: str | None, model: str | None, worker: Worker) -> None:
+    """A worker process: sends its outcome, or the error that stopped it, to the parent."""
+    try:
+        sender.send(run_worker(url, model, worker))
+    except Exception as exc:
+        sender.send(f"{type(exc).__name__}: {exc}")
+    finally:
+        sender.close()
+
+
+def _lost(sent: object, exitcode: int | None) -> str:
+    """Why a worker process reported no outcome."""
+    if isinstance(sent, str):
+        return f"the worker stopped on an error: {sent}"
+    if exitcode is not None and exitcode < 0:
+        return f"the worker process died (killed by {signal.Signals(-exitcode).name})"
+    return f"the worker process exited with status {exitcode} before reporting"
+
+
+def _start(url: str | None, model: str | None, worker: Worker) -> tuple[Connection, SpawnProcess]:
+    """A started worker process and the end of the pipe its outcome comes back on."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_work, args=(sender, url, model, worker), name=worker.id)
+    process.start()
+    sender.close()
+    return receiver, process
+
+
+def _run_processes(
+    url: str | None, model: str | None, workers: Sequence[Worker]
+) -> dict[str, WorkerOutcome | str]:
+    """Run each worker in a process of its own until every one has ended; for each worker
+    id, its outcome or why it has none."""
+    pending: dict[Connection, tuple[str, SpawnProcess]] = {}
+    ended: dict[str, WorkerOutcome | str] = {}
+    try:
+        for worker in workers:
+            receiver, process = _start(url, model, worker)
+            pending[receiver] = (worker.id, process)
+        while pending:
+            for ready in wait(list(pending)):
+                assert isinstance(ready, Connection)
+                wid, process = pending.pop(ready)
+                try:
+                    sent: object = ready.recv()
+                except EOFError:
+                    sent = None
+                process.join()
+                found = sent if isinstance(sent, WorkerOutcome) else _lost(sent, process.exitcode)
+                ended[wid] = found
+    finally:
+        for _, left in pending.values():
+            left.kill()
+            left.join()
+    return ended
+
+
+def _await_leases(url: str | None, lost: dict[str, str]) -> dict[str, list[tuple[str, ...]]]:
+    """The scopes whose lease each lost worker still holds, returned once they expired."""
+    from memory_plugin.backends import connect
+
+    with connect(url) as backend:
+        held = {wid: leased_scopes(backend.store, wid) for wid in lost}
+    seconds = max([0.0, *(left for scopes in held.values() for left in scopes.values())])
+    for wid, reason in lost.items():
+        logger.warning(
+            "worker %s was lost (%s); retrying the %d scopes it held when their leases "
+            "expire, in %.0f s",
+            wid,
+            reason,
+            len(held[wid]),
+            seconds,
+        )
+    time.sleep(seconds)
+    return {wid: sorted(scopes) for wid, scopes in held.items()}
+
+
+def _outcome(worker_id: str, ended: WorkerOutcome | str, note: str = "") -> WorkerOutcome:
+    """A worker's outcome; for a lost worker, a failed one naming why (and `note`)."""
+    if isinstance(ended, WorkerOutcome):
+        return ended
+    return WorkerOutcome(worker_id, ended + note, [ended], None, 0, 0, 0.0)
+
+
+def _retried(scopes: list[tuple[str, ...]] | None, retry: Worker) -> str:
+    """What a lost worker's summary adds about the scopes it held."""
+    if not scopes:
+        return ""
+    labels = ", ".join("/".join(ns[1:]) for ns in scopes)
+    return f"; it held {labels}, retried by {retry.id} once the lease expired"
+
+
 def run_workers(
     url: str | None,
     model: str | None,
@@ -75,15 +186,24 @@ def run_workers(
     lease_seconds: float = LEASE_SECONDS,
 ) -> list[WorkerOutcome]:
     """Run `count` workers at once, one process each, each at its own share of the scopes;
-    returns their outcomes in worker order."""
+    returns their outcomes in worker order, then those of the retries of lost workers'
+    scopes (a lost worker's outcome is failed, naming why)."""
+    from memory_plugin.models import resolve_model
+
     ids = worker_ids(count, worker_id)
     workers = [Worker(wid, lease_seconds, i, count) for i, wid in enumerate(ids)]
+    retries = {wid: Worker(wid + RETRY_SUFFIX, lease_seconds) for wid in ids}
     if count > 1 and parse_url(url).kind == "memory":
         raise LeaseError(
             f"several workers need a shared database: give --url (or ${URL_ENV}) a sqlite "
             "or postgresql URL, not memory://"
         )
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
-        futures = [pool.submit(run_worker, url, model, worker) for worker in workers]
-        return [future.result() for future in futures]
+    resolve_model(model)
+    ended = _run_processes(url, model, workers)
+    lost = {wid: found for wid, found in ended.items() if isinstance(found, str)}
+    held = _await_leases(url, lost) if lost else {}
+    again = [replace(retries[wid], only=frozenset(held[wid])) for wid in lost if held[wid]]
+    retried = _run_processes(url, model, again) if again else {}
+    return [_outcome(wid, ended[wid], _retried(held.get(wid), retries[wid])) for wid in ids] + [
+        _outcome(worker.id, retried[worker.id]) for worker in again
+    ]
