@@ -3,26 +3,33 @@
 Every path that stores a model's rewrite (nightly consolidation, compression past the hard
 limit, profile consolidation, compaction and rolling summaries) goes through
 `checked_rewrite`. A reply is refused when it is empty or whitespace, a bare code fence, a
-refusal, when it keeps the shape of the previous text but drops most of its content, or when
-the safety screen refuses it. Content drop rule: when the previous text has at least
-`min_lines` content lines (non-blank, not headings), more than `max_drop` of them (default
-half) may not be gone in one run; a line is gone when fewer than half of its words (three
-letters or more, or numbers) appear anywhere in the reply, so merged and reworded lines count
-as kept.
+refusal, when it loses the previous text's facts, or when the safety screen refuses it.
+
+Facts are judged by words, not lines, so a rewrite may merge, move and reword lines freely:
+the previous text's content words (headings aside, English stopwords out, each reduced to its
+stem) are looked up anywhere in the reply, each word counted once per line it is on, so filler
+repeated within a line weighs no more than a fact. A rewrite of a text of any size must keep
+at least one of its facts (a word or a name), so a two-line document rewritten as "OK" is
+refused; from MIN_WORDS content words up, where one superseded fact can no longer explain the
+loss, at least `min_kept` (default half) of the words and half of the names (capitalised
+words and identifiers with digits, such as Rex, Oslo or INC-42) must still be there.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import dataclass
 
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.safety import screen, strip_control
-from memory_plugin.text import tokens
+from memory_plugin.text import STOPWORDS, search_terms
 
-MIN_LINES = 4
-MAX_DROP = 0.5
+MIN_KEPT = 0.5
+MIN_WORDS = 10
 _FENCE = re.compile(r"^```[\w+-]*\s*\n?(.*?)\n?```$", re.DOTALL)
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_WORD = re.compile(r"\w+", re.UNICODE)
 _REFUSAL = re.compile(
     r"^\W*(i'?m sorry|i am sorry|sorry\b|i apologi[sz]e|unfortunately\b|as an ai\b)"
     r"|\bi (can'?t|cannot|can not|won'?t|am unable to|'m unable to|am not able to)"
@@ -55,20 +62,74 @@ def is_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(first[:300]))
 
 
-def _content_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip() and not _HEADING.match(line)]
+def _content(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not _HEADING.match(line))
 
 
-def _words(line: str) -> set[str]:
-    return {w for w in tokens(line) if len(w) >= 3 or w.isdigit()}
+def _is_name(word: str) -> bool:
+    has_digit = any(c.isdigit() for c in word)
+    return (word[0].isupper() and word.lower() not in STOPWORDS) or (
+        has_digit and not word.isdigit()
+    )
 
 
-def dropped(previous: str, new: str) -> tuple[int, int]:
-    """(content lines of `previous` gone from `new`, content lines of `previous`)."""
-    lines = [words for line in _content_lines(previous) if (words := _words(line))]
-    present = set(tokens(new))
-    gone = sum(1 for words in lines if len(words & present) * 2 < len(words))
-    return gone, len(lines)
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a previous text's facts a rewrite keeps."""
+
+    kept: int
+    """The previous text's content words (once per line) found in the rewrite."""
+    total: int
+    names_kept: tuple[str, ...]
+    names_missing: tuple[str, ...]
+
+    @property
+    def share(self) -> float:
+        """The share of the previous text's content words kept (1.0 for a text with none)."""
+        return self.kept / self.total if self.total else 1.0
+
+    @property
+    def names_share(self) -> float:
+        """The share of the previous text's names kept (1.0 for a text with none)."""
+        names = len(self.names_kept) + len(self.names_missing)
+        return len(self.names_kept) / names if names else 1.0
+
+    def holds(self, min_kept: float = MIN_KEPT) -> bool:
+        """Whether the rewrite keeps at least `min_kept` of the words and of the names."""
+        return self.share >= min_kept and self.names_share >= min_kept
+
+
+def coverage(previous: str, new: str) -> Coverage:
+    """How much of `previous`'s content words and names (headings aside) `new` keeps."""
+    content = _content(previous)
+    words = Counter(term for line in content.splitlines() for term in set(search_terms(line)))
+    present = set(search_terms(new))
+    names: dict[str, str] = {}
+    for word in _WORD.findall(content):
+        if _is_name(word):
+            for term in search_terms(word):
+                names.setdefault(term, word)
+    kept = tuple(word for term, word in names.items() if term in present)
+    missing = tuple(word for term, word in names.items() if term not in present)
+    found = sum(count for term, count in words.items() if term in present)
+    return Coverage(found, sum(words.values()), kept, missing)
+
+
+def lost_facts(previous: str, new: str, min_kept: float = MIN_KEPT) -> str | None:
+    """Why `new` does not keep `previous`'s facts, None when it does."""
+    found = coverage(previous, new)
+    if not found.total and not found.names_missing:
+        return None
+    if not found.kept and not found.names_kept:
+        return "it keeps none of the previous text's facts"
+    if found.total < MIN_WORDS or found.holds(min_kept):
+        return None
+    reason = f"it keeps {found.share:.0%} of the previous text's words"
+    if found.names_missing:
+        shown = ", ".join(found.names_missing[:5])
+        more = len(found.names_missing) - 5
+        reason += f" and loses {shown}" + (f" and {more} more names" if more > 0 else "")
+    return reason
 
 
 def checked_rewrite(
@@ -76,8 +137,7 @@ def checked_rewrite(
     *,
     previous: str,
     what: str,
-    min_lines: int = MIN_LINES,
-    max_drop: float = MAX_DROP,
+    min_kept: float = MIN_KEPT,
 ) -> str:
     """The reply's text, cleaned, if it may replace `previous`; else RejectedReply."""
     raw = reply_text(reply)
@@ -87,9 +147,8 @@ def checked_rewrite(
         raise RejectedReply(what, "the reply is an empty code fence" if fence else "it is empty")
     if is_refusal(text):
         raise RejectedReply(what, f"it is a refusal ({text.splitlines()[0][:80]!r})")
-    gone, total = dropped(previous, text)
-    if total >= min_lines and gone > max_drop * total:
-        raise RejectedReply(what, f"it drops {gone} of the {total} lines of the previous text")
+    if (reason := lost_facts(previous, text, min_kept)) is not None:
+        raise RejectedReply(what, reason)
     try:
         screen(text, what, lines=True)
     except MemoryWriteError as exc:

@@ -58,7 +58,7 @@ BAD = {
     "drops most lines": (
         "# Ann\n- Prefers tea\n- Moved to Berlin",
         "# Ann\n- Prefers tea",
-        "drops",
+        "of the previous text's words",
     ),
     "injection": (FOLDED + INJECTION, COMPRESSED + INJECTION, "safety screen refused it"),
 }

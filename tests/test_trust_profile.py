@@ -180,7 +180,7 @@ class Condensing(ProfileModel):
 
 BAD_CONDENSATIONS = [
     ("Sorry, I can't help with that.", "refusal"),
-    (body(base_for("ann")), "drops 40 of the 50 lines"),
+    (body(base_for("ann")), "of the previous text's words"),
     (
         body(
             with_bullets(

@@ -7,10 +7,10 @@ close one of the tags the profile is shown in. A consolidation may also not drop
 did not take back: more than MAX_DROPPED bullets, or more than MAX_DROPPED_SHARE of them, gone
 from the durable sections (every section but Recent Topics, which the model is asked to trim)
 is refused unless the user's message asks to forget or correct something. A bullet is gone
-when fewer than half of its words are left anywhere in the rewrite (`replies.dropped`), so a
-bullet moved to another section, merged or reworded is not, and one overwritten with an
-unrelated fact is. A condensation, whose job is to merge
-and shorten, may not drop more than half of the profile's lines (`replies.dropped`).
+when fewer than half of its words or names are left anywhere in the rewrite
+(`replies.coverage`), so a bullet moved to another section, merged or reworded is not, and one
+overwritten with an unrelated fact is. A condensation, whose job is to merge and shorten, must
+keep the profile's facts as every rewrite must (`replies.lost_facts`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from memory_plugin.errors import MemoryWriteError
 from memory_plugin.profile.changes import diff
 from memory_plugin.profile.document import RECENT, SECTIONS, Profile, repair
 from memory_plugin.replies import (
-    MAX_DROP,
-    MIN_LINES,
     RejectedReply,
-    dropped,
+    coverage,
     is_refusal,
+    lost_facts,
     reply_text,
 )
 from memory_plugin.safety import screen
@@ -103,7 +102,12 @@ def check_consolidation(old: Profile, new: Profile, user_message: str) -> None:
     _screen_new_bullets(old, new)
     text = _lines(new)
     kept = set(text.split("\n"))
-    gone = [b for s in _DURABLE for b in old.bullets(s) if b not in kept and dropped(b, text)[0]]
+    gone = [
+        b
+        for s in _DURABLE
+        for b in old.bullets(s)
+        if b not in kept and not coverage(b, text).holds()
+    ]
     total = sum(len(old.bullets(s)) for s in _DURABLE)
     too_many = len(gone) > MAX_DROPPED or len(gone) > MAX_DROPPED_SHARE * total
     if too_many and not takes_back(user_message):
@@ -117,6 +121,5 @@ def check_consolidation(old: Profile, new: Profile, user_message: str) -> None:
 def check_condensation(old: Profile, new: Profile) -> None:
     """Refuse a condensation that adds unsafe text or drops most of the profile."""
     _screen_new_bullets(old, new)
-    gone, total = dropped(_lines(old), _lines(new))
-    if total >= MIN_LINES and gone > MAX_DROP * total:
-        raise RejectedReply(WHAT, f"it drops {gone} of the {total} lines of the profile")
+    if (reason := lost_facts(_lines(old), _lines(new))) is not None:
+        raise RejectedReply(WHAT, reason)

@@ -5,8 +5,9 @@ Per scope: collect unconsolidated notes older than `consolidation_min_age_days` 
 the full updated document, save it through the same validated path as update_memory
 (recording which notes it folds in), then mark exactly those notes consolidated. The model's
 reply is checked first (`memory_plugin.replies.checked_rewrite`): an empty reply, a bare code
-fence, a refusal, one that drops most of the document's lines, or text the safety screen
-refuses fails the scope's run. A scope whose run fails keeps its document and every note
+fence, a refusal, one that loses the document's facts (most of its words or names, at any
+size), one that folds in none of the notes, or text the safety screen refuses fails the
+scope's run. A scope whose run fails keeps its document and every note
 unmarked for the next run; the failure is logged, reported with its reason and emitted as a
 `consolidation_failed` memory event. A crash after the save and before
 the marks is finished by the next run: the saved document names the notes it folded in, so
@@ -35,7 +36,7 @@ from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.namespaces import ROOT
 from memory_plugin.plans import ModelCall, Plan, arun, run
 from memory_plugin.provenance import origin
-from memory_plugin.replies import RejectedReply, checked_rewrite
+from memory_plugin.replies import RejectedReply, checked_rewrite, coverage
 from memory_plugin.scope import Scope, scope_from_namespace
 from memory_plugin.scoped.documents import read_plan, write_plan
 from memory_plugin.scoped.leases import LeaseLostError, Worker
@@ -54,6 +55,7 @@ from memory_plugin.settings import LayeredSettings, MemorySettings
 
 logger = logging.getLogger(__name__)
 Status = Literal["consolidated", "recovered", "failed", "nothing"]
+WHAT = "the consolidated memory document"
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,9 @@ def scope_plan(
     current = document.text if document else ""
     messages = consolidation_messages(current, batch, settings.document_soft_limit_chars)
     reply = yield ModelCall(model, messages, timeout=settings.consolidation_timeout_seconds)
-    text = checked_rewrite(reply, previous=current, what="the consolidated memory document")
+    text = checked_rewrite(reply, previous=current, what=WHAT)
+    if not any(coverage(note.text, text).holds() for note in batch):
+        raise RejectedReply(WHAT, f"it folds in none of the {len(batch)} notes")
     if worker is not None and not (yield worker.take(scope)):
         raise LeaseLostError(
             "another worker took this scope while the model answered (the lease of "

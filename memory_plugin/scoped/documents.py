@@ -117,6 +117,13 @@ def _compress_plan(
         raise RejectedReply(exc.what, f"{exc.reason}; the previous document is kept") from None
 
 
+def _conflict(latest: Document | None) -> ConflictError:
+    return ConflictError(
+        f"the memory document changed since it was read (now version "
+        f"{latest.version if latest else 0}); nothing was saved",
+    )
+
+
 def write_plan(
     scope: Scope,
     text: Any,
@@ -131,7 +138,8 @@ def write_plan(
     """Validate (compressing past the hard limit), then save if the version still matches.
 
     `expected` is the version the writer read (None: there must be no document yet) or
-    CURRENT to replace whatever is there now. `folded` lists the notes this version folds in
+    CURRENT to replace whatever is there now; a stale `expected` is refused before the text
+    is screened or compressed. `folded` lists the notes this version folds in
     (nightly consolidation); other writes carry the previous list forward, so a crash between
     saving and marking those notes can still be finished by the next run. Raises
     MemoryWriteError when the text is refused and ConflictError when someone else saved
@@ -139,6 +147,11 @@ def write_plan(
     the current one; a compressed write is marked job "compression" when no job is named).
     """
     origin = provenance or current_provenance()
+    current = yield from read_plan(scope)
+    if isinstance(expected, str):
+        expected = current.version if current else None
+    elif expected != (current.version if current else None):
+        raise _conflict(current)
     visibility = visibility_of(scope.kind)
     cleaned = _clean(text, visibility)
     hard = settings.document_hard_limit_chars
@@ -156,9 +169,6 @@ def write_plan(
                 f"the memory document is still {len(cleaned):,} characters after compression, "
                 f"over the hard limit of {hard:,}; the previous document is kept"
             )
-    current = yield from read_plan(scope)
-    if isinstance(expected, str):
-        expected = current.version if current else None
     if folded is None:
         folded = current.folded if current and current.version == expected else ()
     stamp = (now or datetime.now(UTC)).astimezone(UTC).isoformat()
@@ -170,11 +180,7 @@ def write_plan(
     entry = PutOp(scope.child(HISTORY), history_key(version), {**value, "version": version})
     stored = yield PutIfVersion(scope.child(DOCUMENT), CURRENT, value, expected, also=(entry,))
     if stored is None:
-        latest = yield from read_plan(scope)
-        raise ConflictError(
-            f"the memory document changed since it was read (now version "
-            f"{latest.version if latest else 0}); nothing was saved",
-        )
+        raise _conflict((yield from read_plan(scope)))
     document = Document(cleaned, stored["version"], stamp, folded, origin)
     warning = size_warning(cleaned, settings)
     return DocumentWrite(document, compressed, [warning] if warning else [])
