@@ -2,15 +2,18 @@
 
 Run: python bench/locomo.py [--data ../shared/data/locomo/locomo-dev.json]
          [--backend memory sqlite postgres] [--url URL] [--embeddings local|hashed]
-         [--modes keyword semantic hybrid] [--conversations N] [--questions N] [--json OUT]
-         [--tune]
+         [--stores shared|per-user] [--modes keyword semantic hybrid] [--conversations N]
+         [--questions N] [--json OUT] [--tune]
      (PostgreSQL from --url or $MEMORY_TEST_POSTGRES_URL)
 
-Each conversation becomes one scope's notes, one note per turn (`<speaker> said, "<text>"`,
-plus ` and shared <caption>` for image turns), imported through `ScopedMemory.import_notes`
-with its session's date. Every question is asked through the recall path: hybrid through
-`ScopedMemory.recall`, keyword-only and semantic-only through `recall_plan` with one signal.
-Turns the safety screen refuses as notes cannot be imported: they are left out and counted
+Each conversation becomes one user's scope of notes, one note per turn (`<speaker> said,
+"<text>"`, plus ` and shared <caption>` for image turns), imported through
+`ScopedMemory.import_notes` with its session's date; `--stores shared` (the default) puts
+every user in one store (one SQLite file, one PostgreSQL schema), `--stores per-user` gives
+each user a store of their own: a user's figures must not depend on the others. Every
+question is asked through the recall path: hybrid through `ScopedMemory.recall`,
+keyword-only and semantic-only through `recall_plan` with one signal. Turns the safety
+screen refuses as notes cannot be imported: they are left out and counted
 (`refused_notes`). Recall@k is the benchmark's: the fraction of a question's evidence turns
 among the top k (a question without evidence counts as 1), averaged per category and
 overall. Embeddings are cached under /tmp/memory-plugin-locomo so repeated runs embed each
@@ -18,8 +21,8 @@ text once.
 
 --tune fetches each question's candidates once through the recall path (`candidates_plan`)
 and ranks them with `rank` under each feature step and each weight of a small grid: it
-prints the step table and the weights chosen by leave-one-conversation-out, the held-out
-figure next to the in-sample one.
+prints, per backend, the step table and the weights chosen by leave-one-conversation-out,
+the held-out figure next to the in-sample one.
 """
 
 from __future__ import annotations
@@ -211,27 +214,33 @@ def _memory(backend: Any) -> ScopedMemory:
     return ScopedMemory(backend.store, defaults=defaults)
 
 
+Conversations = list[dict[str, Any]]
+Stores = Iterable[tuple[str, Conversations]]
+
+
 def evaluate(
-    url: str, data: list[dict[str, Any]], embed: CachedEmbeddings, modes: list[str], questions: int
+    stores: Stores, embed: CachedEmbeddings, modes: list[str], questions: int
 ) -> dict[str, dict[str, Any]]:
-    """Import each conversation into its own scope and score every question in every mode."""
+    """Import each conversation into its own scope of its store and score every question in
+    every mode."""
     scores: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in modes}
     timing: dict[str, float] = defaultdict(float)
-    with connect(url, index=_index(embed)) as backend:
-        memory = _memory(backend)
-        for conv in data:
-            ctx, dia = _import(memory, conv, timing)
-            scope = thread_scope(ctx)
-            for qa in conv["qa"][:questions]:
-                for mode in modes:
-                    started = time.perf_counter()
-                    if mode == "hybrid":
-                        hits = memory.recall(ctx, qa["question"], k=max(KS))
-                    else:
-                        plan = recall_plan(scope, qa["question"], max(KS), signals=MODES[mode])
-                        hits = run(backend.store, plan)
-                    timing[f"{mode}_s"] += time.perf_counter() - started
-                    _score(scores[mode], [dia[hit.note.key] for hit in hits], qa)
+    for url, data in stores:
+        with connect(url, index=_index(embed)) as backend:
+            memory = _memory(backend)
+            for conv in data:
+                ctx, dia = _import(memory, conv, timing)
+                scope = thread_scope(ctx)
+                for qa in conv["qa"][:questions]:
+                    for mode in modes:
+                        started = time.perf_counter()
+                        if mode == "hybrid":
+                            hits = memory.recall(ctx, qa["question"], k=max(KS))
+                        else:
+                            plan = recall_plan(scope, qa["question"], max(KS), signals=MODES[mode])
+                            hits = run(backend.store, plan)
+                        timing[f"{mode}_s"] += time.perf_counter() - started
+                        _score(scores[mode], [dia[hit.note.key] for hit in hits], qa)
     embed.save()
     result: dict[str, dict[str, Any]] = {mode: _percent(by) for mode, by in scores.items()}
     result["timing"] = {key: round(value, 2) for key, value in timing.items()}
@@ -241,22 +250,21 @@ def evaluate(
 Asked = tuple[dict[str, Any], Candidates, dict[str, str]]
 
 
-def collect(
-    url: str, data: list[dict[str, Any]], embed: CachedEmbeddings, questions: int
-) -> list[list[Asked]]:
+def collect(stores: Stores, embed: CachedEmbeddings, questions: int) -> list[list[Asked]]:
     """Per conversation, each question with the candidates the recall path fetches for it
     (both signals, neighbours within the widest reach tried)."""
     reach = max(len(w.neighbour) for w in GRID)
     asked: list[list[Asked]] = []
-    with connect(url, index=_index(embed)) as backend:
-        memory = _memory(backend)
-        for conv in data:
-            ctx, dia = _import(memory, conv, defaultdict(float))
-            scope = thread_scope(ctx)
-            asked.append([])
-            for qa in conv["qa"][:questions]:
-                plan = candidates_plan(scope, qa["question"], SIGNALS, CANDIDATES, reach)
-                asked[-1].append((qa, run(backend.store, plan), dia))
+    for url, data in stores:
+        with connect(url, index=_index(embed)) as backend:
+            memory = _memory(backend)
+            for conv in data:
+                ctx, dia = _import(memory, conv, defaultdict(float))
+                scope = thread_scope(ctx)
+                asked.append([])
+                for qa in conv["qa"][:questions]:
+                    plan = candidates_plan(scope, qa["question"], SIGNALS, CANDIDATES, reach)
+                    asked[-1].append((qa, run(backend.store, plan), dia))
     embed.save()
     return asked
 
@@ -290,9 +298,10 @@ def _weights(w: RankWeights) -> str:
     return f"keyword {w.keyword:g}, date {w.date:g}, neighbours {shares}"
 
 
-def steps_and_tuning(asked: list[list[Asked]], names: list[str]) -> str:
+def steps_and_tuning(asked: list[list[Asked]], names: list[str]) -> tuple[str, dict[str, float]]:
     """The effect of each ranking feature in turn, and the weights chosen by
-    leave-one-conversation-out over the grid (held-out figure next to the in-sample one)."""
+    leave-one-conversation-out over the grid (held-out figure next to the in-sample one);
+    the text, and the held-out, in-sample and shipped figures."""
     cats = list(CATEGORIES.values())
     lines = [
         "| step | @10 | " + " | ".join(f"@10 {c}" for c in cats) + " | @5 | @20 | @50 |",
@@ -323,14 +332,18 @@ def steps_and_tuning(asked: list[list[Asked]], names: list[str]) -> str:
         held += per[chosen][c] * sizes[c]
         cells = [names[c], _weights(GRID[chosen]), f"{per[chosen][c]:.1f}", f"{per[best][c]:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
+    figures = {
+        "held_out": round(held / sum(sizes), 1),
+        "in_sample": round(mean(best, everything), 1),
+        "shipped": recall10(asked, DEFAULT_WEIGHTS)["10/all"],
+    }
     lines += [
         "",
-        f"in-sample best: {_weights(GRID[best])} -> @10 {mean(best, everything):.1f}; "
-        f"leave-one-conversation-out: @10 {held / sum(sizes):.1f}; "
-        f"shipped default {_weights(DEFAULT_WEIGHTS)} -> "
-        f"@10 {recall10(asked, DEFAULT_WEIGHTS)['10/all']}",
+        f"in-sample best: {_weights(GRID[best])} -> @10 {figures['in_sample']:.1f}; "
+        f"leave-one-conversation-out: @10 {figures['held_out']:.1f}; "
+        f"shipped default {_weights(DEFAULT_WEIGHTS)} -> @10 {figures['shipped']}",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines), figures
 
 
 def table(name: str, result: dict[str, dict[str, Any]], modes: list[str]) -> str:
@@ -355,9 +368,10 @@ def table(name: str, result: dict[str, dict[str, Any]], modes: list[str]) -> str
 
 
 @contextlib.contextmanager
-def backend_url(backend: str, url: str | None) -> Iterator[str | None]:
+def backend_url(backend: str, url: str | None) -> Iterator[str]:
     """The store URL of a backend name: memory://, a fresh SQLite file, or a fresh schema
-    (dropped afterwards) in the PostgreSQL database, so the index gets this run's dims."""
+    (dropped afterwards) in the PostgreSQL database at `url`, so the index gets this run's
+    dims."""
     if backend == "memory":
         yield "memory://"
         return
@@ -365,10 +379,7 @@ def backend_url(backend: str, url: str | None) -> Iterator[str | None]:
         with tempfile.TemporaryDirectory() as workdir:
             yield f"sqlite:///{Path(workdir) / 'locomo.db'}"
         return
-    url = url or os.environ.get("MEMORY_TEST_POSTGRES_URL")
-    if url is None:
-        yield None
-        return
+    assert url is not None, "PostgreSQL needs a URL"
     schema = f"locomo_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
@@ -382,6 +393,14 @@ def backend_url(backend: str, url: str | None) -> Iterator[str | None]:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+def stores(backend: str, url: str | None, data: Conversations, per_user: bool) -> Stores:
+    """Fresh stores of the backend and the conversations each holds: all in one, or one
+    conversation per store."""
+    for group in [[conv] for conv in data] if per_user else [data]:
+        with backend_url(backend, url) as store_url:
+            yield store_url, group
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print one table per backend."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -391,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--url", help="PostgreSQL URL (default $MEMORY_TEST_POSTGRES_URL)")
     parser.add_argument("--embeddings", choices=["local", "hashed"], default="local")
+    parser.add_argument(
+        "--stores",
+        choices=["shared", "per-user"],
+        default="shared",
+        help="every user in one store (default), or a store per user",
+    )
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--questions", type=int, default=None, help="per conversation")
@@ -403,20 +428,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = json.loads(args.data.read_text())[: args.conversations]
     embed = embedding(args.embeddings)
-    if args.tune:
-        with backend_url(args.backend[0], args.url) as url:
-            asked = collect(url or "memory://", data, embed, args.questions or 10**9)
-        print(steps_and_tuning(asked, [conv["sample_id"] for conv in data]))
-        return 0
-    figures = {}
+    url = args.url or os.environ.get("MEMORY_TEST_POSTGRES_URL")
+    questions = args.questions or 10**9
+    figures: dict[str, Any] = {}
     for backend in args.backend:
-        with backend_url(backend, args.url) as url:
-            if url is None:
-                print(f"{backend}: skipped (no --url and no $MEMORY_TEST_POSTGRES_URL)")
-                continue
-            result = evaluate(url, data, embed, args.modes, args.questions or 10**9)
+        if backend == "postgres" and url is None:
+            print(f"{backend}: skipped (no --url and no $MEMORY_TEST_POSTGRES_URL)")
+            continue
+        per_user = args.stores == "per-user"
+        title = (
+            f"{backend}, {args.embeddings} embeddings, {len(data)} conversations, "
+            f"{'a store per user' if per_user else 'one store'}"
+        )
+        if args.tune:
+            asked = collect(stores(backend, url, data, per_user), embed, questions)
+            text, figures[backend] = steps_and_tuning(asked, [conv["sample_id"] for conv in data])
+            print(f"{title}\n\n{text}\n")
+            continue
+        result = evaluate(stores(backend, url, data, per_user), embed, args.modes, questions)
         figures[backend] = result
-        title = f"{backend}, {args.embeddings} embeddings, {len(data)} conversations"
         print(table(title, result, args.modes), "\n", f"seconds: {result['timing']}\n", sep="")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))

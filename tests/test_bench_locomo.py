@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.benches import run_bench
+
 CONVERSATION = {
     "sample_id": "tiny-1",
     "conversation": {
@@ -48,26 +47,37 @@ CONVERSATION = {
 }
 
 
-def _run(tmp_path: Path, *args: str) -> str:
-    data = tmp_path / "tiny.json"
-    data.write_text(json.dumps([CONVERSATION]))
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "locomo.py"),
-            "--data",
-            str(data),
-            "--embeddings",
-            "hashed",
-            *args,
+SECOND = {
+    "sample_id": "tiny-2",
+    "conversation": {
+        "speaker_a": "Cleo",
+        "speaker_b": "Dan",
+        "session_1_date_time": "9:00 am on 2 March, 2023",
+        "session_1": [
+            {"speaker": "Cleo", "dia_id": "D1:1", "text": "I went hiking by the lake with Dan."},
+            {"speaker": "Dan", "dia_id": "D1:2", "text": "The lake was cold, the birds loud."},
+            {"speaker": "Cleo", "dia_id": "D1:3", "text": "My cat Pixel hates birds and hiking."},
         ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ),
-    )
+    },
+    "qa": [
+        {"question": "Where did Cleo go hiking?", "evidence": ["D1:1"], "category": 4},
+        {"question": "What is Cleo's cat called?", "evidence": ["D1:3"], "category": 4},
+    ],
+}
+
+
+def _run(tmp_path: Path, *args: str, conversations: int = 1) -> str:
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps([CONVERSATION, SECOND][:conversations]))
+    done = run_bench("locomo.py", ["--data", str(data), "--embeddings", "hashed", *args], 600)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def _backends() -> list[str]:
+    return ["memory", "sqlite"] + (
+        ["postgres"] if os.environ.get("MEMORY_TEST_POSTGRES_URL") else []
+    )
 
 
 def _rows(out: str, mode: str) -> list[list[float]]:
@@ -79,9 +89,7 @@ def _rows(out: str, mode: str) -> list[list[float]]:
 
 
 def test_locomo_bench_prints_recall_per_backend(tmp_path: Path) -> None:
-    backends = ["memory", "sqlite"]
-    if os.environ.get("MEMORY_TEST_POSTGRES_URL"):
-        backends.append("postgres")
+    backends = _backends()
     out = _run(tmp_path, "--backend", *backends, "--json", str(tmp_path / "out.json"))
     figures = json.loads((tmp_path / "out.json").read_text())
     assert sorted(figures) == sorted(backends)
@@ -105,3 +113,38 @@ def test_locomo_bench_tune_prints_steps_and_held_out_figures(tmp_path: Path) -> 
     assert len(steps) == 3
     assert re.search(r"leave-one-conversation-out: @10 \d+\.\d", out)
     assert "| tiny-1 |" in out
+
+
+def test_locomo_bench_figures_are_the_same_with_a_store_per_user(tmp_path: Path) -> None:
+    """Two users in one store or each in their own: each user's figures are the same."""
+    figures = {}
+    for stores in ("shared", "per-user"):
+        path = tmp_path / f"{stores}.json"
+        out = _run(
+            tmp_path,
+            "--backend",
+            *_backends(),
+            "--stores",
+            stores,
+            "--json",
+            str(path),
+            conversations=2,
+        )
+        assert ("a store per user" in out) == (stores == "per-user")
+        figures[stores] = json.loads(path.read_text())
+    for backend in _backends():
+        for mode in ("keyword", "semantic", "hybrid"):
+            shared, alone = figures["shared"][backend][mode], figures["per-user"][backend][mode]
+            assert shared == alone and shared["50/all"] == 100.0
+
+
+def test_locomo_bench_tune_gives_the_held_out_figure_of_every_backend(tmp_path: Path) -> None:
+    path = tmp_path / "tune.json"
+    out = _run(tmp_path, "--tune", "--backend", *_backends(), "--json", str(path), conversations=2)
+    held = {
+        backend: figures["held_out"] for backend, figures in json.loads(path.read_text()).items()
+    }
+    assert sorted(held) == sorted(_backends())
+    assert len(re.findall(r"leave-one-conversation-out: @10 \d+\.\d", out)) == len(held)
+    assert held["sqlite"] == held["memory"] and 0 < held["memory"] <= 100
+    assert all(abs(value - held["memory"]) <= 1.0 for value in held.values())
