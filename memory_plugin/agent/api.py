@@ -12,6 +12,7 @@ from langgraph.store.base import BaseStore
 
 from memory_plugin.agent.entries import (
     Entry,
+    Visibility,
     forget_plan,
     list_plan,
     new_entry,
@@ -94,20 +95,28 @@ class AgentMemory:
         """Async twin of store_entry."""
         return await arun(self.store, self.store_plan(ctx, key, content, **fields))
 
-    def forget_plan(self, ctx: MemoryContext, key: Any, *, model: bool = False) -> Plan[list[str]]:
-        """Forget an entry (refused while `agent_memory` is off)."""
+    def forget_plan(
+        self, ctx: MemoryContext, key: Any, *, model: bool = False, visibility: Any = None
+    ) -> Plan[Visibility]:
+        """Forget one entry (refused while `agent_memory` is off)."""
         settings = yield from self._settings(self._member(ctx))
         if not settings.agent_memory:
             raise ScopeError("agent memory is switched off here (setting agent_memory)")
-        return (yield from forget_plan(ctx, key, model=model))
+        return (yield from forget_plan(ctx, key, model=model, visibility=visibility))
 
-    def forget(self, ctx: MemoryContext, key: str) -> list[str]:
-        """Forget the entry under `key`; the visibilities it was stored with."""
-        return run(self.store, self.forget_plan(ctx, key))
+    def forget(
+        self, ctx: MemoryContext, key: str, *, visibility: Visibility | None = None
+    ) -> Visibility:
+        """Forget exactly one entry under `key`: the one with `visibility`, by default the one
+        the caller sees (their private entry first); the visibility it had. Your code may
+        forget shared and read_only entries; the model's memory_forget never a read_only one."""
+        return run(self.store, self.forget_plan(ctx, key, visibility=visibility))
 
-    async def aforget(self, ctx: MemoryContext, key: str) -> list[str]:
+    async def aforget(
+        self, ctx: MemoryContext, key: str, *, visibility: Visibility | None = None
+    ) -> Visibility:
         """Async twin of forget."""
-        return await arun(self.store, self.forget_plan(ctx, key))
+        return await arun(self.store, self.forget_plan(ctx, key, visibility=visibility))
 
     def recall_plan(self, ctx: MemoryContext, query: Any, k: int | None) -> Plan[list[EntryHit]]:
         """The best live entries for a query (default k from settings)."""

@@ -201,18 +201,30 @@ def put_plan(
     return replace(entry, provenance=origin)
 
 
-def forget_plan(ctx: MemoryContext, key: Any, *, model: bool) -> Plan[list[str]]:
-    """Forget the entry under `key` in every scope the caller can write; the visibilities
-    forgotten. A read_only entry is refused to the model; an unknown key is an error."""
+def forget_plan(
+    ctx: MemoryContext, key: Any, *, model: bool, visibility: Any = None
+) -> Plan[Visibility]:
+    """Forget exactly one entry: the one under `key` with `visibility`, by default the one the
+    caller sees (their private entry before the agent's shared one); its visibility. A
+    read_only entry is refused to the model; an unknown key or visibility is an error."""
     name = _text(key, "the key", KEY_MAX, multiline=False)
+    if visibility is not None and visibility not in VISIBILITIES:
+        raise MemoryWriteError(f"visibility must be one of {', '.join(VISIBILITIES)}")
     scopes = readable_scopes(ctx)
     if not scopes:
         raise ScopeError("agent memory needs agent_id in the run context, and there is none")
     items = yield [GetOp(scope.child(ENTRIES), name) for scope in scopes]
-    hits = [(scope, e) for scope, item in zip(scopes, items, strict=True) if (e := to_entry(item))]
+    hits = [
+        (scope, entry)
+        for scope, item in zip(scopes, items, strict=True)
+        if (entry := to_entry(item)) is not None
+        and (visibility is None or entry.visibility == visibility)
+    ]
     if not hits:
-        raise MemoryWriteError(f"there is no entry {name!r} in agent memory")
-    if model and any(entry.visibility == "read_only" for _, entry in hits):
+        which = "" if visibility is None else f"{visibility} "
+        raise MemoryWriteError(f"there is no {which}entry {name!r} in agent memory")
+    scope, entry = hits[0]
+    if model and entry.visibility == "read_only":
         raise MemoryWriteError(f"entry {name!r} is read-only; it cannot be forgotten")
-    yield [PutOp(scope.child(ENTRIES), name, None) for scope, _ in hits]
-    return [entry.visibility for _, entry in hits]
+    yield [PutOp(scope.child(ENTRIES), name, None)]
+    return entry.visibility

@@ -105,17 +105,19 @@ async def put_agent_entry(
 
 @router.delete("/agent/{key}", response_model=schemas.Deleted)
 async def delete_agent_entry(
-    key: EntryKey, caller: CallerDep, console: ConsoleDep
+    key: EntryKey, caller: CallerDep, console: ConsoleDep, visibility: Visibility | None = None
 ) -> dict[str, Any]:
-    """Delete an entry (shared and read-only ones: platform admins only)."""
+    """Delete exactly one entry: the one with `visibility`, by default the one the caller sees
+    (their private entry first); shared and read-only ones: platform admins only."""
     ctx = caller.agent_context()
-    found = [entry for entry in await console.agent.aentries(ctx) if entry.key == key]
-    if not found:
+    seen = next((entry for entry in await console.agent.aentries(ctx) if entry.key == key), None)
+    if seen is None:
         raise NotFound
-    if any(entry.visibility != "private" for entry in found) and not caller.platform_admin:
+    target = visibility or seen.visibility
+    if target != "private" and not caller.platform_admin:
         raise forbidden(ADMIN_ONLY)
     with written_by(caller):
-        await console.agent.aforget(ctx, key)
+        await console.agent.aforget(ctx, key, visibility=target)
     return {"deleted": key}
 
 

@@ -151,7 +151,7 @@ function agentItem(entry, status, refresh) {
       body: [h("blockquote", {}, entry.content), "The agent will no longer recall it."], confirm: "Delete entry" });
     if (!ok) return;
     try {
-      await api(`/api/entries/agent/${encodeURIComponent(entry.key)}`, { method: "DELETE" });
+      await api(`/api/entries/agent/${encodeURIComponent(entry.key)}?visibility=${entry.visibility}`, { method: "DELETE" });
       toast("Entry deleted.");
       await refresh();
     } catch (error) {
