@@ -7,30 +7,33 @@ Tokens come from a JSON file named by $MEMORY_AUTH_TOKENS:
     {"<token>": {"identity": "ann", "workspaces": ["acme"], "org_id": "..."}, ...}
 
 (`identity` is required; `workspaces`, `workspace_id` and `org_id` are optional; `"operator":
-true` lets a token use the whole /store API, for inspection and cron jobs). With the variable
-unset, the demo table below is used and a warning is logged: `ann-demo-token` (ann, member of
-workspace `acme`) and `mallory-demo-token` (mallory, member of `mallory-lab`). Never deploy
-with the demo tokens.
+true` makes the token an operator's: the whole store, assistants and cron jobs). With the
+variable unset, the demo table below is used and a warning is logged: `ann-demo-token` (ann,
+member of workspace `acme`) and `mallory-demo-token` (mallory, member of `mallory-lab`).
+Never deploy with the demo tokens.
 
 Clients send `Authorization: Bearer <token>`
 (`get_sync_client(url=..., headers={"Authorization": "Bearer ann-demo-token"})`). Then:
 
 - the graph's memory belongs to the token's user: the server passes the user returned here
-  as `config["configurable"]["langgraph_auth_user"]`, memory_plugin takes `user_id` from it,
-  and a run `context` naming another user is refused;
-- a run's `context={"workspace_id": ...}` is honoured only for one of the user's
-  `workspaces` (or the app's own check, `create_memory_graph(..., membership=...)`); naming
-  any other workspace fails the run before memory is read or written;
+  as `config["configurable"]["langgraph_auth_user"]`, memory_plugin takes `user_id` from it;
+- a run (on a thread, stateless, or a cron's) whose context names another user, or a
+  workspace that is not one of the user's `workspaces`, is refused with 403 and the reason
+  before it starts (the same check memory_plugin makes inside the graph, which stays as the
+  second line; a graph with its own `membership=` hook needs the same hook here);
 - threads belong to their creator (`owner` in the thread's metadata, which memory_plugin
-  reads as the thread owner); nobody else can read, search or run them;
+  reads as the thread owner); nobody else can read, search, run or take them, and an owner
+  cannot hand one to someone else;
 - the /store API reaches only memory of the caller: their personal memory and profile and
-  the team memory of their workspaces (memory_plugin.scope.reachable_namespace);
-- only operators create, read or change cron jobs (the nightly `memory_consolidation` job
-  reaches every scope; graphs/consolidation.py also refuses runs by anyone else).
+  the team memory of their workspaces (memory_plugin.scope.reachable_namespace); the whole
+  store is the operators';
+- users can search and read assistants (to find `memory_agent` and run it); everything else
+  no handler here names (creating, changing or deleting assistants, cron jobs, any action
+  LangGraph adds later) is denied to all but operators. The nightly `memory_consolidation`
+  job reaches every scope; graphs/consolidation.py also refuses runs by anyone else.
 
-LangGraph Studio's own requests (`langgraph-studio-user` under `langgraph dev`) keep full
-access to the /store API, so Studio can show memory; in runs from Studio, memory belongs to
-that Studio user, which lists no workspaces.
+langgraph.json sets `"disable_studio_auth": true`, so LangGraph Studio's requests go through
+this bearer-token check like any client's: Studio sees what its token's user may see.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from memory_plugin.errors import InvalidIdError
-from memory_plugin.identity import OWNER_METADATA_KEY, user_field
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import InvalidIdError, ScopeError
+from memory_plugin.identity import AUTH_USER, AUTH_USER_ID, OWNER_METADATA_KEY, user_field
 from memory_plugin.scope import reachable_namespace
 
 logger = logging.getLogger("memory_plugin.graphs.auth")
@@ -94,6 +98,18 @@ def _identity(ctx: Auth.types.AuthContext) -> str:
     return str(ctx.user.identity)
 
 
+def _operator(user: Any) -> bool:
+    return user_field(user, "operator") is True
+
+
+def _refuse(detail: str) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=403, detail=detail)
+
+
+def _own(ctx: Auth.types.AuthContext) -> dict[str, str]:
+    return {OWNER_METADATA_KEY: _identity(ctx)}
+
+
 def _set_owner(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     """Record the caller as owner, in place: the server keeps the metadata dict it passed."""
     if value.get("metadata") is None:
@@ -101,33 +117,70 @@ def _set_owner(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     value["metadata"][OWNER_METADATA_KEY] = _identity(ctx)
 
 
+def _admit_run(ctx: Auth.types.AuthContext, run: dict[str, Any] | None) -> None:
+    """Refuse, with memory_plugin's reason, a run whose context the graph would refuse: 403
+    for a user, workspace or owner that is not the caller's, 422 for a malformed id."""
+    run = run or {}
+    config = run.get("config") or {}
+    configurable = {
+        **(config.get("configurable") or {}),
+        AUTH_USER: ctx.user,
+        AUTH_USER_ID: _identity(ctx),
+    }
+    try:
+        MemoryContext.from_run(run.get("context"), configurable, metadata=_own(ctx))
+    except ScopeError as error:
+        raise _refuse(str(error)) from None
+    except InvalidIdError as error:
+        raise Auth.exceptions.HTTPException(status_code=422, detail=str(error)) from None
+
+
+@auth.on
+async def operators_only(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Default deny: whatever no handler below names is the operators' alone."""
+    if not _operator(ctx.user):
+        raise _refuse(f"only operators may {ctx.action} {ctx.resource}")
+
+
+@auth.on.assistants(actions=["read", "search"])
+async def find_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Everyone may find and read the assistants they run; changing them is the operators'."""
+
+
 @auth.on.threads.create
-async def own_new_thread(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
-    """A new thread belongs to its creator."""
+async def own_new_thread(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict[str, str]:
+    """A new thread belongs to its creator; an existing id must be the caller's thread."""
     _set_owner(ctx, value)
+    return _own(ctx)
 
 
 @auth.on.threads.create_run
 async def run_own_thread(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict[str, str]:
-    """Runs only on the caller's threads; a thread a run creates is the caller's."""
+    """Runs only on the caller's threads, as the caller; a thread a run creates is theirs."""
+    _admit_run(ctx, value.get("kwargs"))
     _set_owner(ctx, value)
-    return {OWNER_METADATA_KEY: _identity(ctx)}
+    return _own(ctx)
+
+
+@auth.on.threads.update
+async def keep_own_threads(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict[str, str]:
+    """Update only the caller's threads, and never hand one to someone else."""
+    owner = (value.get("metadata") or {}).get(OWNER_METADATA_KEY, _identity(ctx))
+    if owner != _identity(ctx):
+        raise _refuse(f"a thread cannot be given to {owner!r}: threads stay with their creator")
+    return _own(ctx)
 
 
 @auth.on.threads
 async def only_own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
-    """Read, update, delete and search only the caller's threads."""
-    return {OWNER_METADATA_KEY: _identity(ctx)}
-
-
-def _unrestricted(user: Any) -> bool:
-    return isinstance(user, Auth.types.StudioUser) or user_field(user, "operator") is True
+    """Read, delete and search only the caller's threads."""
+    return _own(ctx)
 
 
 @auth.on.store
 async def own_memory_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
-    """The /store API reaches only memory the caller may reach (operators and Studio: all)."""
-    if _unrestricted(ctx.user):
+    """The /store API reaches only memory the caller may reach (operators: all of it)."""
+    if _operator(ctx.user):
         return
     namespace = tuple(value.get("namespace") or ())
     workspaces = user_field(ctx.user, "workspaces") or ()
@@ -144,15 +197,14 @@ async def own_memory_only(ctx: Auth.types.AuthContext, value: dict[str, Any]) ->
     except InvalidIdError:
         allowed = False
     if not allowed:
-        raise Auth.exceptions.HTTPException(
-            status_code=403, detail=f"namespace {list(namespace)} is not your memory"
-        )
+        raise _refuse(f"namespace {list(namespace)} is not your memory")
 
 
 @auth.on.crons
 async def operators_schedule(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
-    """Cron jobs are the operators' (and Studio's): the nightly job reaches every scope."""
-    if not _unrestricted(ctx.user):
-        raise Auth.exceptions.HTTPException(
-            status_code=403, detail="only operators schedule cron jobs"
-        )
+    """Cron jobs are the operators' (the nightly job reaches every scope); a cron's runs are
+    checked like the operator's own runs."""
+    if not _operator(ctx.user):
+        raise _refuse("only operators schedule cron jobs")
+    if ctx.action in ("create", "update"):
+        _admit_run(ctx, value.get("payload"))
