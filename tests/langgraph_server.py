@@ -22,7 +22,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -189,6 +189,29 @@ def langgraph_dev(
         yield url
     finally:
         _stop(proc, log)
+
+
+@contextlib.contextmanager
+def langgraph_dev_with_tokens(
+    folder: Path, tokens: Mapping[str, Mapping[str, Any]], env: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """`langgraph_dev` accepting exactly the bearer tokens of `tokens` (graphs/auth.py's table)."""
+    path = folder / "tokens.json"
+    path.write_text(json.dumps(tokens))
+    with langgraph_dev(folder, {**(env or {}), "MEMORY_AUTH_TOKENS": str(path)}) as url:
+        yield url
+
+
+def refusal(call: Callable[[], Any]) -> tuple[int, Any]:
+    """The HTTP status and JSON body of a request the server refused (the SDK raises its own
+    errors, subclasses of httpx's HTTPStatusError, or from `runs.wait` that error itself)."""
+    import httpx
+
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        call()
+    response = refused.value.response
+    response.read()
+    return response.status_code, response.json()
 
 
 def client_for(url: str, token: str | None) -> Any:

@@ -17,10 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.langgraph_server import ROOT, client_for, langgraph_dev, stream_run
+from tests.langgraph_server import (
+    ROOT,
+    client_for,
+    langgraph_dev_with_tokens,
+    refusal,
+    stream_run,
+)
 
 TOKENS = {
     "ann-deny-token": {"identity": "ann", "workspaces": ["acme"]},
@@ -45,24 +50,13 @@ class Server:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """`langgraph dev` on the root langgraph.json with the token table above."""
     folder = tmp_path_factory.mktemp("deny")
-    tokens = folder / "tokens.json"
-    tokens.write_text(json.dumps(TOKENS))
-    with langgraph_dev(folder, {"MEMORY_AUTH_TOKENS": str(tokens)}) as url:
+    with langgraph_dev_with_tokens(folder, TOKENS) as url:
         yield Server(url, folder / "server.log")
-
-
-def status_of(call: Callable[[], Any]) -> tuple[int, Any]:
-    """The HTTP status and body a refused call got back."""
-    with pytest.raises(httpx.HTTPStatusError) as refusal:
-        call()
-    response = refusal.value.response
-    response.read()
-    return response.status_code, response.json()
 
 
 def denied(call: Callable[[], Any], detail: str) -> None:
     """The call is refused with 403 and `detail`."""
-    assert status_of(call) == (403, {"detail": detail})
+    assert refusal(call) == (403, {"detail": detail})
 
 
 def memory_agent(client: Any) -> dict[str, Any]:
@@ -147,7 +141,7 @@ def test_threads_cannot_be_taken_or_given_away(server: Server) -> None:
     anns = ann.threads.create(metadata={"topic": "payroll"})["thread_id"]
     mine = mallory.threads.create()["thread_id"]
 
-    status, body = status_of(lambda: mallory.threads.create(thread_id=anns, if_exists="do_nothing"))
+    status, body = refusal(lambda: mallory.threads.create(thread_id=anns, if_exists="do_nothing"))
     assert status == 409 and "payroll" not in json.dumps(body), body
     denied(
         lambda: mallory.threads.update(mine, metadata={"owner": "ann"}),
@@ -172,7 +166,7 @@ def test_studio_requests_without_a_token_are_refused(server: Server) -> None:
         lambda: studio.assistants.search(),
         lambda: studio.runs.wait(None, "memory_agent", input={"messages": []}),
     ):
-        assert status_of(call) == (401, {"detail": "unknown or missing token"})
+        assert refusal(call) == (401, {"detail": "unknown or missing token"})
     assert ann.store.get_item(ANN_NOTES, "salary")["value"]["text"] == "- Ann's salary is private"
 
 
