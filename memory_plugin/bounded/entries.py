@@ -1,4 +1,4 @@
-"""Bounded entries: the pure edit rules of one target (no store, no model)."""
+"""Bounded entries: the pure edit and read rules of one target (no store, no model)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Literal
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.provenance import Provenance
 
-Action = Literal["add", "replace", "remove"]
+Action = Literal["add", "replace", "remove", "read"]
 Target = Literal["memory", "user"]
-ACTIONS: tuple[str, ...] = ("add", "replace", "remove")
+ACTIONS: tuple[str, ...] = ("add", "replace", "remove", "read")
 TARGETS: tuple[str, ...] = ("memory", "user")
 SEPARATOR = "\n§\n"
 PREVIEW = 60
@@ -57,7 +57,7 @@ def clean(content: str | None, what: str) -> str:
 def check_names(action: str, target: str) -> None:
     """Refuse an unknown action or target, naming the allowed values."""
     if action not in ACTIONS:
-        raise MemoryWriteError(f"action must be one of add, replace, remove; got {action!r}")
+        raise MemoryWriteError(f"action must be one of {', '.join(ACTIONS)}; got {action!r}")
     if target not in TARGETS:
         raise MemoryWriteError(f"target must be one of memory, user; got {target!r}")
 
@@ -83,6 +83,12 @@ def find(entries: list[str], old_text: str | None) -> int:
     return hits[0]
 
 
+def listing(view: TargetView) -> str:
+    """The target's entries as they are now, with their usage (the `read` answer)."""
+    body = SEPARATOR.join(view.entries) if view.entries else "(empty)"
+    return f"Current {view.target} entries [{view.usage}]:\n{body}"
+
+
 def edit(
     entries: list[str],
     action: str,
@@ -90,9 +96,12 @@ def edit(
     old_text: str | None,
     view: TargetView,
 ) -> tuple[list[str] | None, str]:
-    """The new entries (None when nothing changes) and the answer; refuses a bad edit or one
-    that would pass the limit, with the current usage."""
+    """The new entries (None when nothing changes) and the answer; refuses a bad edit, or one
+    that would pass the limit and use more than now, listing the current entries. An edit that
+    uses no more than now is allowed over the limit, so a lowered limit never locks it in."""
     target = view.target
+    if action == "read":
+        return None, listing(view)
     if action == "add":
         text = clean(content, "content")
         if text in entries:
@@ -108,10 +117,10 @@ def edit(
         index = find(entries, old_text)
         new = [*entries[:index], *entries[index + 1 :]]
     size = used(new)
-    if size > view.limit:
+    if size > view.limit and size > view.used:
         raise MemoryWriteError(
             f"{target} would exceed limit: {size:,}/{view.limit:,} chars after this {action} "
-            f"(now {view.usage}); replace or remove entries first"
+            f"(now {view.usage}); replace or remove entries first.\n{listing(view)}"
         )
     after = TargetView(target, new, size, view.limit)
     done = {"add": "Added to", "replace": "Replaced in", "remove": "Removed from"}[action]

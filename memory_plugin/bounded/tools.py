@@ -25,11 +25,12 @@ DESCRIPTION = (
     "quirks of the user's setup. Skip task progress, session outcomes, completed-work logs, "
     "temporary TODO state, raw data dumps and anything trivial or easy to find again; reusable "
     "procedures belong in a skill, not here. action add needs content; replace needs old_text "
-    "(a short unique part of the entry) and content; remove needs old_text. Space is limited "
-    "(characters of all entries together): when a write would exceed the limit, replace or "
-    "remove entries first, keeping by priority user preferences and corrections, then "
-    "environment facts, then procedures. Changes are saved at once and show in the next "
-    "session."
+    "(a short unique part of the entry) and content; remove needs old_text; read lists the "
+    "target's entries as they are now (the blocks above show them as the session started). "
+    "Space is limited (characters of all entries together): when a write would exceed the "
+    "limit, replace or remove entries first, keeping by priority user preferences and "
+    "corrections, then environment facts, then procedures; removing or shortening is always "
+    "allowed. Changes are saved at once and show in the next session."
 )
 
 
@@ -45,7 +46,7 @@ def bounded_memory_tools(
     memory = service or BoundedMemory()
 
     def body(
-        action: Literal["add", "replace", "remove"],
+        action: Literal["add", "replace", "remove", "read"],
         target: Literal["memory", "user"],
         runtime: ToolRuntime[Any, Any],
         content: str | None = None,
@@ -57,7 +58,7 @@ def bounded_memory_tools(
         return _done(action, target, answer)
 
     async def abody(
-        action: Literal["add", "replace", "remove"],
+        action: Literal["add", "replace", "remove", "read"],
         target: Literal["memory", "user"],
         runtime: ToolRuntime[Any, Any],
         content: str | None = None,
