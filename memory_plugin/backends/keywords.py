@@ -27,10 +27,16 @@ from memory_plugin.text import Bm25Stats, bm25_score, search_terms
 CHUNK = 1_000
 """Notes analysed per statement."""
 
-_ANY_UNANALYSED = "SELECT 1 FROM memory_note_rows WHERE prefix = ? AND len IS NULL LIMIT 1"
+_ANY_UNANALYSED = """
+SELECT 1 FROM memory_note_rows INDEXED BY memory_note_rows_unanalysed
+WHERE prefix = ? AND len IS NULL LIMIT 1
+"""
+"""Read from the partial index of unanalysed rows (and the notes by key, CROSS JOIN fixing
+the order): the planner would read the scope's every row."""
 _UNANALYSED = """
-SELECT r.key, json_extract(s.value, '$.text') FROM memory_note_rows r
-JOIN store s ON s.prefix = r.prefix AND s.key = r.key
+SELECT r.key, json_extract(s.value, '$.text')
+FROM memory_note_rows AS r INDEXED BY memory_note_rows_unanalysed
+CROSS JOIN store s ON s.prefix = r.prefix AND s.key = r.key
 WHERE r.prefix = ? AND r.len IS NULL
 """
 _ADD_STATS = """
@@ -40,11 +46,13 @@ SET docs = docs + excluded.docs, total_len = total_len + excluded.total_len
 RETURNING id
 """
 _ANALYSED = """
-UPDATE memory_note_rows
-SET len = json_extract(j.value, '$[1]'), terms = json_extract(j.value, '$[2]')
-FROM json_each(?) AS j
-WHERE memory_note_rows.prefix = ? AND memory_note_rows.key = json_extract(j.value, '$[0]')
+INSERT INTO memory_note_rows (prefix, key, len, terms)
+SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+FROM json_each(?) WHERE true
+ON CONFLICT (prefix, key) DO UPDATE SET len = excluded.len, terms = excluded.terms
 """
+"""Sets the length and terms of rows read in the same transaction (an upsert: an UPDATE
+... FROM json_each reads the scope's every row for each note)."""
 _POSTINGS = """
 INSERT INTO memory_note_terms (scope, term, key, tf, len)
 SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'),
@@ -53,8 +61,8 @@ FROM json_each(?)
 """
 _STATS = "SELECT id, docs, total_len FROM memory_note_stats WHERE prefix = ?"
 _HITS = """
-SELECT t.term, t.key, t.tf, t.len FROM json_each(?) AS q
-JOIN memory_note_terms t ON t.scope = ? AND t.term = q.value
+SELECT term, key, tf, len FROM memory_note_terms
+WHERE scope = ? AND term IN (SELECT value FROM json_each(?))
 """
 _VALUES = (
     "SELECT key, value FROM store WHERE prefix = ? AND key IN (SELECT value FROM json_each(?))"
@@ -76,7 +84,7 @@ def analyse_steps(prefix: str) -> Steps[None]:
     for start in range(0, len(analysed), CHUNK):
         chunk = analysed[start : start + CHUNK]
         notes = [[key, sum(counts.values()), _json(list(counts))] for key, counts in chunk]
-        yield (_ANALYSED, (_json(notes), prefix))
+        yield (_ANALYSED, (prefix, _json(notes)))
         postings = [
             [term, key, tf, sum(counts.values())]
             for key, counts in chunk
@@ -100,7 +108,7 @@ def search_steps(prefix: str, query: str, limit: int) -> Steps[list[tuple[str, f
     counts: dict[str, dict[str, int]] = {}
     lengths: dict[str, int] = {}
     df: Counter[str] = Counter()
-    for term, key, tf, length in (yield (_HITS, (_json(list(terms)), scope))):
+    for term, key, tf, length in (yield (_HITS, (scope, _json(list(terms))))):
         counts.setdefault(key, {})[term] = tf
         lengths[key] = length
         df[term] += 1
