@@ -16,34 +16,12 @@ configured in langgraph.json). langgraph.json also loads graphs/auth.py, so clie
 
 from __future__ import annotations
 
-import logging
-import os
-
-from langchain_core.language_models import BaseChatModel
-
 from memory_plugin.graph import create_memory_graph
-from memory_plugin.models import MODEL_ENV, resolve_model
-from memory_plugin.offline import OfflineModel
-
-logger = logging.getLogger("memory_plugin.graphs")
+from memory_plugin.models import default_model
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant. Save lasting facts about the user and their work with the "
     "memory tools, and use the memory shown to you when you answer."
 )
 
-
-def studio_chat_model() -> BaseChatModel:
-    """The model named by $MEMORY_MODEL, else the built-in offline model (with a warning)."""
-    if os.environ.get(MODEL_ENV):
-        return resolve_model()
-    logger.warning(
-        "%s is not set: using the built-in offline model (memory_plugin.offline.OfflineModel); "
-        "set %s=openai:gpt-4o-mini (or package.module:name) for a real model",
-        MODEL_ENV,
-        MODEL_ENV,
-    )
-    return OfflineModel()
-
-
-graph = create_memory_graph(studio_chat_model(), system_prompt=SYSTEM_PROMPT)
+graph = create_memory_graph(default_model(), system_prompt=SYSTEM_PROMPT)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict
 from typing import Any, TypedDict
 
@@ -13,11 +12,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from memory_plugin.models import resolve_model
+from memory_plugin.models import default_model
 from memory_plugin.scoped.consolidation import ConsolidationReport, aconsolidate, consolidate
-from memory_plugin.settings.env import env_var
-
-MAINTENANCE_ENV = env_var("maintenance_model")
 
 
 class ConsolidationState(TypedDict, total=False):
@@ -41,23 +37,20 @@ def _output(report: ConsolidationReport) -> ConsolidationState:
     }
 
 
-def default_model() -> BaseChatModel:
-    """The model $MEMORY_MAINTENANCE_MODEL names, else $MEMORY_MODEL's."""
-    return resolve_model(os.environ.get(MAINTENANCE_ENV) or None)
-
-
 def build_consolidation_graph(
     model: BaseChatModel | None = None, *, store: BaseStore | None = None
 ) -> CompiledStateGraph[Any]:
     """A one-node graph that consolidates its store (under LangGraph Server, the server's);
-    the model defaults to $MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, read when the run
-    starts."""
+    the model defaults to $MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else the built-in
+    offline model with a logged warning, read when the run starts."""
 
     def run_sync(state: ConsolidationState) -> ConsolidationState:
-        return _output(consolidate(get_store(), model or default_model()))
+        chosen = model or default_model(maintenance=True)
+        return _output(consolidate(get_store(), chosen))
 
     async def run_async(state: ConsolidationState) -> ConsolidationState:
-        return _output(await aconsolidate(get_store(), model or default_model()))
+        chosen = model or default_model(maintenance=True)
+        return _output(await aconsolidate(get_store(), chosen))
 
     builder = StateGraph(ConsolidationState)
     builder.add_node("consolidate_notes", RunnableLambda(run_sync, run_async))

@@ -3,7 +3,6 @@ compresses, consolidates and summarizes, and the checkpointer Summarize now read
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,19 +21,12 @@ from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server.access import Caller
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
-MODEL_ENVS = ("MEMORY_MAINTENANCE_MODEL", "MEMORY_MODEL")
-
 
 def default_model() -> BaseChatModel:
-    """$MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else the offline model."""
-    from memory_plugin.models import resolve_model
-    from memory_plugin.offline import OfflineModel
+    """$MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else the offline model (with a warning)."""
+    from memory_plugin.models import default_model as configured
 
-    for name in MODEL_ENVS:
-        spec = os.environ.get(name)
-        if spec:
-            return resolve_model(spec)
-    return OfflineModel()
+    return configured(maintenance=True)
 
 
 @dataclass
