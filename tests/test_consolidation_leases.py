@@ -6,6 +6,7 @@ real separate processes; the memory backend's are threads of one process."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -29,6 +30,7 @@ from memory_plugin.scoped.documents import read_plan
 from memory_plugin.scoped.job_runs import list_runs
 from memory_plugin.scoped.leases import LeaseError, Worker, lease_name, leased_scopes
 from memory_plugin.scoped.notes import all_notes_plan
+from memory_plugin.scoped.shards import _await_leases
 from tests.fakes import MergingModel
 from tests.lease_models import (
     MARK_ENV,
@@ -307,6 +309,16 @@ def test_a_worker_that_cannot_start_is_named_and_the_others_finish(
     assert reason in lines[lost] and f"{reason} (worker {lost})" in err
     with connect(shared_url) as backend:
         _assert_folded_once(backend.store, users)
+
+
+def test_unreadable_leases_of_a_lost_worker_leave_its_scopes_to_the_next_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    unreachable = f"sqlite:///{tmp_path / 'a-file' / 'memory.db'}"
+    with caplog.at_level(logging.WARNING):
+        assert _await_leases(unreachable, {"n-2": "the worker process died"}) == {"n-2": []}
+    assert "could not read the lost workers' leases; their scopes wait" in caplog.text
 
 
 def test_a_failing_scope_releases_its_lease_and_leaves_notes_unmarked(backend: Backend) -> None:

@@ -143,11 +143,16 @@ def _run_processes(
 
 
 def _await_leases(url: str | None, lost: dict[str, str]) -> dict[str, list[tuple[str, ...]]]:
-    """The scopes whose lease each lost worker still holds, returned once they expired."""
+    """The scopes whose lease each lost worker still holds, returned once they expired (none
+    when the leases cannot be read: the scopes then wait for the next run)."""
     from memory_plugin.backends import connect
 
-    with connect(url) as backend:
-        held = {wid: leased_scopes(backend.store, wid) for wid in lost}
+    try:
+        with connect(url) as backend:
+            held = {wid: leased_scopes(backend.store, wid) for wid in lost}
+    except Exception as exc:
+        logger.warning("could not read the lost workers' leases; their scopes wait: %s", exc)
+        return {wid: [] for wid in lost}
     seconds = max([0.0, *(left for scopes in held.values() for left in scopes.values())])
     for wid, reason in lost.items():
         logger.warning(
