@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -47,77 +47,96 @@ READS = [
 ]
 
 
-def memories(backend: Backend) -> tuple[ScopedMemory, BoundedMemory, AgentMemory]:
-    return (
-        ScopedMemory(backend.store, defaults=SETTINGS),
-        BoundedMemory(backend.store, settings=SETTINGS),
-        AgentMemory(backend.store, defaults=SETTINGS),
-    )
+def memories(backend: Backend) -> dict[str, Any]:
+    return {
+        "scoped": ScopedMemory(backend.store, defaults=SETTINGS),
+        "bounded": BoundedMemory(backend.store, settings=SETTINGS),
+        "agent": AgentMemory(backend.store, defaults=SETTINGS),
+    }
 
 
-Write = Callable[[ScopedMemory, BoundedMemory, AgentMemory, str], Any]
-WRITES: dict[str, tuple[Write, Write, type[Exception]]] = {
-    "note": (
-        lambda s, b, a, bad: s.remember(ANN, f"Ann likes {bad} tea"),
-        lambda s, b, a, bad: s.aremember(ANN, f"Ann likes {bad} tea"),
-        MemoryWriteError,
-    ),
+# each write: the memory kind, its method (the async twin is "a" + the name), its arguments
+# around the bad character (a last dict: keywords), and the error it must raise
+WRITES: dict[str, tuple[str, str, Callable[[str], tuple[Any, ...]], type[Exception]]] = {
+    "note": ("scoped", "remember", lambda bad: (f"Ann likes {bad} tea",), MemoryWriteError),
     "imported note": (
-        lambda s, b, a, bad: s.import_notes(ANN, [("2024-05-01", f"Ann likes {bad} tea")]),
-        lambda s, b, a, bad: s.aimport_notes(ANN, [("2024-05-01", f"Ann likes {bad} tea")]),
+        "scoped",
+        "import_notes",
+        lambda bad: ([("2024-05-01", f"Ann likes {bad} tea")],),
         MemoryWriteError,
     ),
     "document": (
-        lambda s, b, a, bad: s.write_document(ANN, f"# Ann\n\n- likes {bad} tea"),
-        lambda s, b, a, bad: s.awrite_document(ANN, f"# Ann\n\n- likes {bad} tea"),
+        "scoped",
+        "write_document",
+        lambda bad: (f"# Ann\n\n- likes {bad} tea",),
         MemoryWriteError,
     ),
     "bounded entry": (
-        lambda s, b, a, bad: b.apply(ANN, "add", "user", f"Ann likes {bad} tea"),
-        lambda s, b, a, bad: b.aapply(ANN, "add", "user", f"Ann likes {bad} tea"),
+        "bounded",
+        "apply",
+        lambda bad: ("add", "user", f"Ann likes {bad} tea"),
         MemoryWriteError,
     ),
     "agent entry key": (
-        lambda s, b, a, bad: a.store_entry(ANN, f"k{bad}", "Ann likes tea"),
-        lambda s, b, a, bad: a.astore_entry(ANN, f"k{bad}", "Ann likes tea"),
+        "agent",
+        "store_entry",
+        lambda bad: (f"k{bad}", "Ann likes tea"),
         MemoryWriteError,
     ),
     "agent entry content": (
-        lambda s, b, a, bad: a.store_entry(ANN, "tea", f"Ann likes {bad} tea"),
-        lambda s, b, a, bad: a.astore_entry(ANN, "tea", f"Ann likes {bad} tea"),
+        "agent",
+        "store_entry",
+        lambda bad: ("tea", f"Ann likes {bad} tea"),
         MemoryWriteError,
     ),
     "agent entry category": (
-        lambda s, b, a, bad: a.store_entry(ANN, "tea", "Ann likes tea", category=f"c{bad}"),
-        lambda s, b, a, bad: a.astore_entry(ANN, "tea", "Ann likes tea", category=f"c{bad}"),
+        "agent",
+        "store_entry",
+        lambda bad: ("tea", "Ann likes tea", {"category": f"c{bad}"}),
         MemoryWriteError,
     ),
-    "agent entry forgotten": (
-        lambda s, b, a, bad: a.forget(ANN, f"k{bad}"),
-        lambda s, b, a, bad: a.aforget(ANN, f"k{bad}"),
-        MemoryWriteError,
-    ),
+    "agent entry forgotten": ("agent", "forget", lambda bad: (f"k{bad}",), MemoryWriteError),
     "note key read": (
-        lambda s, b, a, bad: s.get_note(ANN, f"2024-05-01#{bad}"),
-        lambda s, b, a, bad: s.aget_note(ANN, f"2024-05-01#{bad}"),
+        "scoped",
+        "get_note",
+        lambda bad: (f"2024-05-01#{bad}",),
         InvalidArgumentError,
     ),
     "note key deleted": (
-        lambda s, b, a, bad: s.delete_note(ANN, f"2024-05-01#{bad}"),
-        lambda s, b, a, bad: s.adelete_note(ANN, f"2024-05-01#{bad}"),
+        "scoped",
+        "delete_note",
+        lambda bad: (f"2024-05-01#{bad}",),
         InvalidArgumentError,
     ),
 }
 
 
-def stored(scoped: ScopedMemory, bounded: BoundedMemory, agent: AgentMemory) -> list[Any]:
+def call(kinds: dict[str, Any], write: str, bad: str, twin: str = "") -> Any:
+    """Call one write with the bad character; `twin`: "a" for its async twin."""
+    kind, method, arguments, _ = WRITES[write]
+    args = arguments(bad)
+    keywords = args[-1] if isinstance(args[-1], dict) else {}
+    positional = args[:-1] if keywords else args
+    return getattr(kinds[kind], twin + method)(ANN, *positional, **keywords)
+
+
+def stored(kinds: dict[str, Any]) -> list[Any]:
     """Everything ann has of every kind."""
-    views = bounded.read(ANN)
     return [
-        scoped.read_document(ANN),
-        scoped.list_notes(ANN),
-        [view.entries for view in views.values()],
-        agent.entries(ANN),
+        kinds["scoped"].read_document(ANN),
+        kinds["scoped"].list_notes(ANN),
+        [view.entries for view in kinds["bounded"].read(ANN).values()],
+        kinds["agent"].entries(ANN),
+    ]
+
+
+async def astored(kinds: dict[str, Any]) -> list[Any]:
+    """Everything ann has of every kind, read through the async twins."""
+    return [
+        await kinds["scoped"].aread_document(ANN),
+        await kinds["scoped"].alist_notes(ANN),
+        [view.entries for view in (await kinds["bounded"].aread(ANN)).values()],
+        await kinds["agent"].aentries(ANN),
     ]
 
 
@@ -126,12 +145,14 @@ def stored(scoped: ScopedMemory, bounded: BoundedMemory, agent: AgentMemory) -> 
 def test_every_write_path_refuses_it_naming_the_character(
     backend: Backend, write: str, bad: str
 ) -> None:
-    sync, _, error = WRITES[write]
     kinds = memories(backend)
-    before = stored(*kinds)
-    with pytest.raises(error, match=re.escape(NAMED[bad])):
-        sync(*kinds, bad)
-    assert stored(*kinds) == before
+    kinds["scoped"].remember(ANN, "Ann likes green tea")
+    kinds["bounded"].apply(ANN, "add", "user", "Ann likes green tea")
+    kinds["agent"].store_entry(ANN, "tea", "Ann likes green tea")
+    before = stored(kinds)
+    with pytest.raises(WRITES[write][3], match=re.escape(NAMED[bad])):
+        call(kinds, write, bad)
+    assert stored(kinds) == before
 
 
 @pytest.mark.parametrize("bad", [NUL, SURROGATE], ids=["nul", "surrogate"])
@@ -139,21 +160,22 @@ def test_every_write_path_refuses_it_naming_the_character(
 async def test_every_async_write_path_refuses_it_naming_the_character(
     abackend: Backend, write: str, bad: str
 ) -> None:
-    _, asynchronous, error = WRITES[write]
     kinds = memories(abackend)
-    before = [await kinds[0].aread_document(ANN), await kinds[0].alist_notes(ANN)]
-    call: Awaitable[Any] = asynchronous(*kinds, bad)
-    with pytest.raises(error, match=re.escape(NAMED[bad])):
-        await call
-    assert [await kinds[0].aread_document(ANN), await kinds[0].alist_notes(ANN)] == before
-    assert [v.entries for v in (await kinds[1].aread(ANN)).values()] == [[], []]
-    assert await kinds[2].aentries(ANN) == []
+    before = await astored(kinds)
+    with pytest.raises(WRITES[write][3], match=re.escape(NAMED[bad])):
+        await call(kinds, write, bad, "a")
+    assert await astored(kinds) == before
 
 
 BODIES: list[tuple[str, str, dict[str, Any], str]] = [
     ("PUT", "/api/personal/document", {"text": "- a{}b", "expected_version": None}, "text"),
     ("PUT", "/api/team/acme/document", {"text": "- a{}b", "expected_version": None}, "text"),
-    ("POST", "/api/entries/bounded", {"action": "add", "target": "user", "content": "{}"}, "content"),
+    (
+        "POST",
+        "/api/entries/bounded",
+        {"action": "add", "target": "user", "content": "{}"},
+        "content",
+    ),
     (
         "POST",
         "/api/entries/bounded",
