@@ -60,32 +60,64 @@ class ModelCall:
     timeout: float | None = None
 
 
-def _invoke(call: ModelCall) -> Any:
-    """The model's reply; a timed call runs on its own daemon thread, so a call that never
-    returns holds neither the caller past its timeout nor a worker that later calls need."""
-    messages = list(call.messages)
-    if call.timeout is None:
-        return call.model.invoke(messages)
+def _in_thread(model: BaseChatModel, messages: list[BaseMessage]) -> Future[Any]:
+    """The model's reply from a daemon thread of its own, so a call that never returns holds
+    neither its caller nor a worker of a shared pool that later calls need."""
     future: Future[Any] = Future()
 
     def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
         try:
-            future.set_result(call.model.invoke(messages))
+            future.set_result(model.invoke(messages))
         except BaseException as exc:
             future.set_exception(exc)
 
     threading.Thread(target=work, name="memory-plugin-model", daemon=True).start()
+    return future
+
+
+def _timed_out(call: ModelCall) -> TimeoutError:
+    return TimeoutError(f"the model did not answer within {call.timeout:g} s")
+
+
+def _invoke(call: ModelCall) -> Any:
+    """The model's reply, in its own thread when the call is timed."""
+    messages = list(call.messages)
+    if call.timeout is None:
+        return call.model.invoke(messages)
     try:
-        return future.result(timeout=call.timeout)
+        return _in_thread(call.model, messages).result(timeout=call.timeout)
     except FutureTimeout:
-        raise TimeoutError(f"the model did not answer within {call.timeout:g} s") from None
+        raise _timed_out(call) from None
+
+
+def _native_async(model: BaseChatModel) -> bool:
+    return type(model)._agenerate is not BaseChatModel._agenerate
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def _ainvoke(call: ModelCall) -> Any:
-    try:
-        return await asyncio.wait_for(call.model.ainvoke(list(call.messages)), call.timeout)
-    except TimeoutError:
-        raise TimeoutError(f"the model did not answer within {call.timeout:g} s") from None
+    """The model's async reply; a timed call gives up at its timeout without waiting for the
+    call to wind down, and a model with no async code of its own runs in its own thread
+    rather than the loop's shared executor, which hung calls would otherwise fill."""
+    messages = list(call.messages)
+    if call.timeout is None:
+        return await call.model.ainvoke(messages)
+    if _native_async(call.model):
+        task: asyncio.Future[Any] = asyncio.ensure_future(call.model.ainvoke(messages))
+    else:
+        task = asyncio.wrap_future(_in_thread(call.model, messages))
+    done, _ = await asyncio.wait({task}, timeout=call.timeout)
+    if not done:
+        task.cancel()
+        task.add_done_callback(_forget)
+        raise _timed_out(call)
+    return task.result()
 
 
 @dataclass(frozen=True)

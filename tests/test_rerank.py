@@ -251,7 +251,7 @@ def number(text: str) -> float:
 
 def test_a_local_cross_encoder_reranks(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     seed(ScopedMemory(backend.store, clock=Clock()))
-    monkeypatch.setitem(rerank_module._encoders, "/models/tiny-ce", Encoder())
+    monkeypatch.setitem(rerank_module.encoders.loaded, "/models/tiny-ce", Encoder())
     defaults = MemorySettings(**ON, recall_rerank_model="cross-encoder:/models/tiny-ce")
     order = fused(backend, 10)
     got = bodies(ScopedMemory(backend.store, defaults=defaults).recall(ANN, QUERY, 10))

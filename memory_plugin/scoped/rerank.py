@@ -3,12 +3,13 @@
 Off by default (setting `recall_rerank`). When a search has more results than
 `recall_rerank_keep`, its top `recall_rerank_candidates` fused hits go to the reranker: the
 maintenance model, the chat model `recall_rerank_model` names, or a local cross-encoder
-(`cross-encoder:<sentence-transformers model>`). The call is bounded by
-`recall_rerank_timeout_ms`. Fail-open: a timeout, an error, or an answer that is not a list of
-distinct candidate numbers keeps the fused order (logged). A valid partial answer puts the
-named candidates first, in its order, and the others after them in fused order; every hit is
-kept and keeps its fused score; only the order changes.
-"""
+(`cross-encoder:<sentence-transformers model>`). `recall_rerank_timeout_ms` bounds the whole
+rerank, loading the reranker included; a reranker that is still loading, or failed to load in
+the last RETRY_SECONDS, is skipped at once rather than waited for on every recall. Fail-open:
+a timeout, an error, or an answer that is not a list of distinct candidate numbers keeps the
+fused order (logged). A valid partial answer puts the named candidates first, in its order,
+and the others after them in fused order; every hit is kept and keeps its fused score; only
+the order changes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import json
 import logging
 import re
 import threading
+import time
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -23,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from memory_plugin.errors import SettingsError
-from memory_plugin.maintenance import MaintenanceModel
+from memory_plugin.maintenance import RETRY_SECONDS, MaintenanceModel
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.scoped.recall import Hit
 from memory_plugin.settings import MemorySettings
@@ -38,24 +40,62 @@ SYSTEM = (
     "[3, 1, 2]."
 )
 _LIST = re.compile(r"\[([^\[\]]*)\]")
-_encoders: dict[str, Any] = {}
-_encoders_lock = threading.Lock()
 
 
-def _encoder(path: str) -> Any:
-    """The sentence-transformers CrossEncoder at `path`, loaded once on first use."""
-    with _encoders_lock:
-        found = _encoders.get(path)
-        if found is None:
-            try:
-                from sentence_transformers import CrossEncoder
-            except ImportError as exc:
+class Encoders:
+    """The local cross-encoders, each loaded once. While one loads, and for RETRY_SECONDS
+    after it failed to load, a rerank that needs it fails at once instead of waiting out
+    its timeout on every recall."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[str, Any] = {}
+        self._loading: set[str] = set()
+        self._failed: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> Any:
+        """The sentence-transformers CrossEncoder at `path`; RuntimeError while it loads
+        elsewhere or while its last failure is remembered."""
+        with self._lock:
+            if path in self.loaded:
+                return self.loaded[path]
+            until, reason = self._failed.get(path, (0.0, ""))
+            if time.monotonic() < until:
                 raise RuntimeError(
-                    "a cross-encoder reranker needs sentence-transformers "
-                    "(pip install sentence-transformers)"
-                ) from exc
-            found = _encoders[path] = CrossEncoder(path)
-        return found
+                    f"the cross-encoder {path!r} could not be loaded ({reason}); "
+                    f"tried again {until - time.monotonic():.0f} s from now"
+                )
+            if path in self._loading:
+                raise RuntimeError(f"the cross-encoder {path!r} is still loading")
+            self._loading.add(path)
+        try:
+            encoder = _load(path)
+        except Exception as exc:
+            with self._lock:
+                self._failed[path] = (time.monotonic() + RETRY_SECONDS, f"{exc}"[:200])
+            raise
+        else:
+            with self._lock:
+                self.loaded[path] = encoder
+                self._failed.pop(path, None)
+            return encoder
+        finally:
+            with self._lock:
+                self._loading.discard(path)
+
+
+def _load(path: str) -> Any:
+    try:
+        from sentence_transformers import CrossEncoder
+    except ImportError as exc:
+        raise RuntimeError(
+            "a cross-encoder reranker needs sentence-transformers "
+            "(pip install sentence-transformers)"
+        ) from exc
+    return CrossEncoder(path)
+
+
+encoders = Encoders()
 
 
 class CrossEncoderModel(BaseChatModel):
@@ -71,7 +111,7 @@ class CrossEncoderModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         request = json.loads(str(messages[-1].content))
         pairs = [(request["query"], passage) for passage in request["passages"]]
-        scores = [float(score) for score in _encoder(self.path).predict(pairs)]
+        scores = [float(score) for score in encoders.get(self.path).predict(pairs)]
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
         answer = json.dumps([i + 1 for i in order])
         return ChatResult(generations=[ChatGeneration(message=AIMessage(answer))])
@@ -139,12 +179,15 @@ def rerank_plan(
     if not settings.recall_rerank or len(hits) <= settings.recall_rerank_keep:
         return hits
     head = hits[: settings.recall_rerank_candidates]
+    deadline = time.monotonic() + settings.recall_rerank_timeout_ms / 1000
     try:
         model = reranker(settings, maintenance)
         if model is None:
             raise ValueError("no rerank model (set recall_rerank_model or a maintenance model)")
-        timeout = settings.recall_rerank_timeout_ms / 1000
-        reply = yield ModelCall(model, rerank_messages(model, query, head), timeout=timeout)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("loading the reranker took the whole rerank timeout")
+        reply = yield ModelCall(model, rerank_messages(model, query, head), timeout=left)
         order = parse_order(_text(reply), len(head))
     except Exception as exc:
         logger.warning("recall rerank kept the fused order: %s: %s", type(exc).__name__, exc)
