@@ -15,18 +15,35 @@ DISCLAIMER = (
 )
 
 
+def _by_priority(entries: list[Entry]) -> list[Entry]:
+    """Higher importance first; among equals the most recently updated, then by key."""
+    entries = sorted(entries, key=lambda e: e.key)
+    entries.sort(key=lambda e: e.updated_at, reverse=True)
+    entries.sort(key=lambda e: -e.importance)
+    return entries
+
+
 def pinned(entries: Sequence[Entry], max_entries: int, min_importance: float) -> list[Entry]:
-    """At most `max_entries` qualifying entries: read_only first, then by importance, then
-    the most recent."""
-    chosen = [
-        e
-        for e in entries
-        if e.visibility == "read_only"
-        or (e.category == "user_profile" and e.importance >= min_importance)
-    ]
-    chosen.sort(key=lambda e: e.updated_at, reverse=True)
-    chosen.sort(key=lambda e: (e.visibility != "read_only", -e.importance))
-    return chosen[:max_entries]
+    """At most `max_entries` qualifying entries: read_only ones, and user_profile ones of at
+    least `min_importance`. Each kind is sure of half the slots (rounded down); slots one kind
+    leaves go to the other, read_only first. Within a kind, by priority (`_by_priority`);
+    read_only entries are shown first."""
+    read_only = _by_priority([e for e in entries if e.visibility == "read_only"])
+    profile = _by_priority(
+        [
+            e
+            for e in entries
+            if e.visibility != "read_only"
+            and e.category == "user_profile"
+            and e.importance >= min_importance
+        ]
+    )
+    share = max_entries // 2
+    kept_read_only, kept_profile = read_only[:share], profile[:share]
+    spare = max_entries - len(kept_read_only) - len(kept_profile)
+    extra_read_only = read_only[share : share + spare]
+    spare -= len(extra_read_only)
+    return [*kept_read_only, *extra_read_only, *kept_profile, *profile[share : share + spare]]
 
 
 def pinned_block(entries: Sequence[Entry]) -> list[PromptBlock]:

@@ -9,7 +9,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import LockedSettingError, SettingsError
 from memory_plugin.namespaces import encode_id, namespace
 from memory_plugin.settings.env import env_var
-from memory_plugin.settings.schema import field_layers
+from memory_plugin.settings.schema import LOWER_ONLY, field_layers
 from memory_plugin.settings.values import check_value, known_field
 
 Layer = Literal["platform", "org", "space", "user"]
@@ -57,11 +57,13 @@ def apply_changes(
     lock: Iterable[str],
     unlock: Iterable[str],
     env_set: Iterable[str] = (),
+    ceilings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the layer record after a write, or raise before anything is changed.
 
     Values are checked as written (exact type, finite, within bounds); `env_set` names the
-    fields the environment sets, which no layer may set or unlock.
+    fields the environment sets, which no layer may set or unlock; `ceilings` gives the
+    platform's value of each LOWER_ONLY field, which a layer below it may not exceed.
     """
     clear, lock, unlock = list(clear), list(lock), list(unlock)
     for name in (*set_values, *clear, *lock, *unlock):
@@ -86,6 +88,14 @@ def apply_changes(
         if refused:
             raise LockedSettingError(f"setting(s) {refused} are locked by the platform")
     parsed = {name: check_value(name, value) for name, value in set_values.items()}
+    if layer != "platform":
+        for name in set(parsed) & set(LOWER_ONLY) & set(ceilings or {}):
+            ceiling = (ceilings or {})[name]
+            if parsed[name] > ceiling:
+                raise SettingsError(
+                    f"setting {name!r} can only be lowered below the platform's {ceiling} at "
+                    f"the {layer} layer, not raised to {parsed[name]}"
+                )
     values = {k: v for k, v in dict(record.get("values", {})).items() if k not in clear}
     values.update(parsed)
     new_locks = (set(record.get("locked", [])) | set(lock)) - set(unlock)

@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from memory_plugin.errors import SettingsError
-from memory_plugin.settings.schema import RELATIONS, MemorySettings, field_bounds
+from memory_plugin.settings.schema import LOWER_ONLY, RELATIONS, MemorySettings, field_bounds
 from memory_plugin.settings.values import parse_value
 
 logger = logging.getLogger(__name__)
@@ -57,12 +57,14 @@ def resolve(
     """Apply stored layers in order (platform first), then the environment over all of them.
 
     A field locked by the platform ignores every layer below it; a field the environment sets
-    ignores every stored layer, the platform record included.
+    ignores every stored layer, the platform record included; a LOWER_ONLY field is only
+    lowered by the layers below the platform (a higher value is reported as clamped).
     """
     env = env or {}
     merged = dict(_dump(defaults))
     sources = dict.fromkeys(merged, "default")
     ignored: dict[str, list[str]] = {}
+    clamped: dict[str, Clamped] = {}
     for layer, values in layers:
         for name, raw in values.items():
             if name not in merged:
@@ -71,15 +73,18 @@ def resolve(
                 ignored.setdefault(name, []).append(layer)
                 continue
             try:
-                merged[name] = parse_value(name, raw)
+                value = parse_value(name, raw)
             except SettingsError as exc:
                 logger.warning("ignoring stored %s setting: %s", layer, exc)
                 continue
+            if layer != "platform" and name in LOWER_ONLY and value > merged[name]:
+                clamped[name] = Clamped(value, merged[name])
+                continue
+            merged[name] = value
             sources[name] = layer
     for name, value in env.items():
         merged[name] = value
         sources[name] = "env"
-    clamped: dict[str, Clamped] = {}
     for name, value in merged.items():
         if isinstance(value, int | float) and not isinstance(value, bool):
             effective = _clamp(name, value)

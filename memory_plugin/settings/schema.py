@@ -26,6 +26,10 @@ RELATIONS = (
     ("summarization_keep_ratio", "summarization_trigger_ratio"),
     ("recall_rerank_keep", "recall_rerank_candidates"),
 )
+LOWER_ONLY = ("recent_window_messages",)
+"""Settings a layer below the platform may only lower (thread-and-agent-memory.md: the recent
+window "can only lower it"): such a write above the platform's value is refused, and at read
+time each layer below the platform can only lower what the layers above it give."""
 
 
 def _f(default: Any, reason: str, *, layers: tuple[str, ...] = LAYERS, **bounds: Any) -> Any:
@@ -141,7 +145,12 @@ class MemorySettings(BaseModel):
     thread_policy: Literal["summarize", "recent_window"] = _f(
         "summarize", "ratio compaction, or the recent-window policy"
     )
-    recent_window_messages: int = _f(20, "messages in the recent window", ge=1, le=200)
+    recent_window_messages: int = _f(
+        20,
+        "messages in the recent window; layers below the platform can only lower it",
+        ge=1,
+        le=200,
+    )
     rolling_summary_messages: int = _f(
         10, "messages out of the window before a summary pass", ge=1, le=200
     )

@@ -23,7 +23,7 @@ from memory_plugin.settings.layers import (
     require_layer_namespace,
 )
 from memory_plugin.settings.resolve import EffectiveSettings, resolve
-from memory_plugin.settings.schema import MemorySettings
+from memory_plugin.settings.schema import LOWER_ONLY, MemorySettings
 
 logger = logging.getLogger(__name__)
 _LAYERS: tuple[Layer, ...] = ("platform", "org", "space", "user")
@@ -139,6 +139,8 @@ class LayeredSettings:
         assert platform_ns is not None
         current, platform = yield [GetOp(ns, LAYER_KEY), GetOp(platform_ns, LAYER_KEY)]
         locked = self.env.locked | frozenset(_record(platform)["locked"])
+        platform_values = [("platform", _record(platform)["values"])]
+        above = resolve(self.defaults, platform_values, locked, self.env.values)
         record = apply_changes(
             layer,
             _record(current),
@@ -148,6 +150,7 @@ class LayeredSettings:
             lock=lock,
             unlock=unlock,
             env_set=self.env.values,
+            ceilings={name: getattr(above.values, name) for name in LOWER_ONLY},
         )
         yield [PutOp(ns, LAYER_KEY, record, index=False)]
         return record
