@@ -95,3 +95,21 @@ def test_the_page_holds_no_inline_script_style_or_handler(client: TestClient) ->
     inline.feed(page.text)
     assert inline.found == []
     assert re.findall(r'<script type="module" src="(/static/[^"]+)"', page.text)
+
+
+def test_an_unexpected_failure_answers_500_with_the_headers(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = create_app(backend.store, tokens=TOKENS)
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug, with a secret: hunter2")
+
+    monkeypatch.setattr(app.state.console.bounded, "aread", broken)
+    answer = TestClient(app, raise_server_exceptions=False).get("/memory", headers=ANN)
+    assert answer.status_code == 500
+    assert answer.json() == {"detail": "internal error"}
+    assert "hunter2" not in answer.text
+    assert directives(answer.headers["content-security-policy"])["frame-ancestors"] == ["'none'"]
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["referrer-policy"] == "no-referrer"

@@ -27,12 +27,14 @@ from memory_plugin.errors import (
     MemoryPluginError,
 )
 from memory_plugin.namespaces import encode_id
+from memory_plugin.server.headers import security_headers
 from memory_plugin.server.tokens import bearer_token
 
 logger = logging.getLogger(__name__)
 
 NOT_FOUND = "not found"
 UNAVAILABLE = "the memory store is unavailable; try again shortly"
+INTERNAL = "internal error"
 DEFAULT_AGENT = "default"
 
 
@@ -205,6 +207,13 @@ async def unavailable_answer(request: Request, exc: Exception) -> JSONResponse:
     """503 when the store fails underneath a request: logged, nothing of it echoed."""
     logger.warning("%s %s: the store failed: %r", request.method, request.url.path, exc)
     return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
+
+
+async def internal_answer(request: Request, exc: Exception) -> JSONResponse:
+    """500 for a failure nothing else answers: nothing of it echoed, the security headers set
+    here (the server's error layer sends it past the app's middleware); the server logs it."""
+    headers = {name.decode(): value.decode() for name, value in security_headers(request.url.path)}
+    return JSONResponse({"detail": INTERNAL}, status_code=500, headers=headers)
 
 
 async def refused_answer(request: Request, exc: Exception) -> JSONResponse:

@@ -27,6 +27,7 @@ from memory_plugin.server.access import (
     Caller,
     CallerDep,
     NotFound,
+    internal_answer,
     invalid_answer,
     not_found_answer,
     refused_answer,
@@ -133,6 +134,7 @@ def create_app(
     app.add_exception_handler(NotFound, not_found_answer)
     app.add_exception_handler(RequestValidationError, invalid_answer)
     app.add_exception_handler(MemoryPluginError, refused_answer)
+    app.add_exception_handler(Exception, internal_answer)
     for failure in STORE_DOWN:
         app.add_exception_handler(failure, unavailable_answer)
     app.add_exception_handler(StarletteHTTPException, http_answer)
