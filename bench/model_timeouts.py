@@ -56,15 +56,18 @@ HEADER = (
 
 
 class Hung(BaseChatModel):
-    """A provider that hangs: no async code of its own, blocked 30 s or until released."""
+    """A provider that hangs: no async code of its own, blocked 30 s or until released;
+    counts its calls."""
 
     release: Any = Field(default_factory=threading.Event)
+    calls: int = 0
 
     @property
     def _llm_type(self) -> str:
         return "hung"
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.calls += 1
         self.release.wait(30)
         return ChatResult(generations=[ChatGeneration(message=AIMessage("[1]"))])
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import threading
 import time
 import types
 import uuid
@@ -19,15 +18,13 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.messages import HumanMessage
 
+from bench.model_timeouts import Hung, Reader, fetch
 from memory_plugin import Backend, MemoryContext, MemorySettings, create_memory_graph
 from memory_plugin.errors import SettingsError
 from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.scoped import ScopedMemory
-from tests.thread_helpers import fetch
 
 ANN = MemoryContext(user_id="ann")
 BOUND = 1.0
@@ -38,23 +35,6 @@ RERANK = MemorySettings(
     recall_rerank_candidates=10,
     recall_rerank_timeout_ms=int(BOUND * 1000),
 )
-
-
-class Hung(BaseChatModel):
-    """Stands in for a provider that never answers: a model with no async code of its own
-    whose every call blocks until the test releases it."""
-
-    release: Any = Field(default_factory=threading.Event)
-    calls: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "hung"
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        self.calls += 1
-        self.release.wait(60)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage("[1]"))])
 
 
 @pytest.fixture
@@ -70,27 +50,6 @@ def small_executor() -> None:
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=2))
 
 
-class Reader(BaseChatModel):
-    """The graph's LLM on a small context window: fetches a page for each user message, then
-    says it read it (stateless, so concurrent conversations can share it)."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "page-reader"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Reader:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        if isinstance(messages[-1], ToolMessage):
-            reply = AIMessage("Page read.")
-        else:
-            url = f"https://example.com/{uuid.uuid4().hex}"
-            call = {"name": "fetch", "args": {"url": url}, "id": f"fetch-{uuid.uuid4().hex}"}
-            reply = AIMessage("", tool_calls=[call])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
 def graph_of(backend: Backend, summarizer: BaseChatModel) -> Any:
     return create_memory_graph(
         Reader(profile={"max_input_tokens": 4_000}),
@@ -102,34 +61,51 @@ def graph_of(backend: Backend, summarizer: BaseChatModel) -> Any:
     )
 
 
-def compaction_events(chunks: list[Any]) -> list[str]:
-    """The actions of the context events a turn streamed."""
-    return [
-        data["action"]
-        for mode, data in chunks
-        if mode == "custom" and data.get("kind") == "context" and data.get("action") != "masked"
-    ]
+MODES = ["custom", "updates"]
 
 
-async def aconversation(graph: Any, thread: str) -> tuple[float, list[str]]:
-    """Turns until a compaction fails: the slowest turn and the compaction outcomes."""
-    slowest, outcomes = 0.0, []
+class Outcomes:
+    """What one conversation saw: its slowest turn and its compactions' outcomes."""
+
+    def __init__(self) -> None:
+        self.slowest = 0.0
+        self.actions: list[str] = []
+
+    def add(self, started: float, chunks: list[Any]) -> bool:
+        """Count a turn that began at `started`; whether a compaction has failed yet."""
+        self.slowest = max(self.slowest, time.monotonic() - started)
+        self.actions += [
+            data["action"]
+            for mode, data in chunks
+            if mode == "custom" and data.get("kind") == "context" and data["action"] != "masked"
+        ]
+        return "failed" in self.actions
+
+
+def page(n: int, thread: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The input and config of the turn asking for page n."""
+    return {"messages": [HumanMessage(f"read page {n}")]}, {"configurable": {"thread_id": thread}}
+
+
+async def aconversation(graph: Any, thread: str) -> Outcomes:
+    """Turns until a compaction fails."""
+    seen = Outcomes()
     for n in range(6):
         started = time.monotonic()
-        chunks = [
-            chunk
-            async for chunk in graph.astream(
-                {"messages": [HumanMessage(f"read page {n}")]},
-                {"configurable": {"thread_id": thread}},
-                context=ANN,
-                stream_mode=["custom", "updates"],
-            )
-        ]
-        slowest = max(slowest, time.monotonic() - started)
-        outcomes += compaction_events(chunks)
-        if "failed" in outcomes:
+        chunks = [c async for c in graph.astream(*page(n, thread), context=ANN, stream_mode=MODES)]
+        if seen.add(started, chunks):
             break
-    return slowest, outcomes
+    return seen
+
+
+def conversation(graph: Any, thread: str) -> Outcomes:
+    """The sync twin of aconversation."""
+    seen = Outcomes()
+    for n in range(6):
+        started = time.monotonic()
+        if seen.add(started, list(graph.stream(*page(n, thread), context=ANN, stream_mode=MODES))):
+            break
+    return seen
 
 
 async def test_a_hung_summarizer_never_holds_concurrent_async_turns(
@@ -138,39 +114,19 @@ async def test_a_hung_summarizer_never_holds_concurrent_async_turns(
     small_executor()
     graph = graph_of(abackend, hung)
     results = await asyncio.gather(*[aconversation(graph, f"t{n}") for n in range(4)])
-    for slowest, outcomes in results:
-        assert "failed" in outcomes
-        assert slowest < BOUND + 2.5
+    for seen in results:
+        assert "failed" in seen.actions
+        assert seen.slowest < BOUND + 2.5
     assert hung.calls >= 4
-
-
-def conversation(graph: Any, thread: str) -> tuple[float, list[str]]:
-    """The sync twin of aconversation."""
-    slowest, outcomes = 0.0, []
-    for n in range(6):
-        started = time.monotonic()
-        chunks = list(
-            graph.stream(
-                {"messages": [HumanMessage(f"read page {n}")]},
-                {"configurable": {"thread_id": thread}},
-                context=ANN,
-                stream_mode=["custom", "updates"],
-            )
-        )
-        slowest = max(slowest, time.monotonic() - started)
-        outcomes += compaction_events(chunks)
-        if "failed" in outcomes:
-            break
-    return slowest, outcomes
 
 
 def test_a_hung_summarizer_never_holds_concurrent_turns(backend: Backend, hung: Hung) -> None:
     graph = graph_of(backend, hung)
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = list(pool.map(lambda n: conversation(graph, f"t{n}"), range(3)))
-    for slowest, outcomes in results:
-        assert "failed" in outcomes
-        assert slowest < BOUND + 2.5
+    for seen in results:
+        assert "failed" in seen.actions
+        assert seen.slowest < BOUND + 2.5
 
 
 def seed(backend: Backend) -> list[str]:
