@@ -19,7 +19,6 @@ from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
 from tests.fakes import merging_model
 from tests.scoped_helpers import ANN, ANN_TEAM, OTHER_TEAM, Clock, failing_model, scripted
 
-
 FACTS = "# Ann\n- Prefers tea\n- Works on the IFRS 9 report\n- Moved to Zurich"
 
 
