@@ -31,14 +31,14 @@ _ANY_UNANALYSED = """
 SELECT 1 FROM memory_note_rows INDEXED BY memory_note_rows_unanalysed
 WHERE prefix = ? AND len IS NULL LIMIT 1
 """
-"""Read from the partial index of unanalysed rows (and the notes by key, CROSS JOIN fixing
-the order): the planner would read the scope's every row."""
 _UNANALYSED = """
 SELECT r.key, json_extract(s.value, '$.text')
 FROM memory_note_rows AS r INDEXED BY memory_note_rows_unanalysed
 CROSS JOIN store s ON s.prefix = r.prefix AND s.key = r.key
 WHERE r.prefix = ? AND r.len IS NULL
 """
+"""Both read the partial index of unanalysed rows, then the notes by key (CROSS JOIN fixes
+the order): the planner would read the scope's every row."""
 _ADD_STATS = """
 INSERT INTO memory_note_stats (prefix, docs, total_len) VALUES (?, ?, ?)
 ON CONFLICT (prefix) DO UPDATE
