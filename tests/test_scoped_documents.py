@@ -124,10 +124,11 @@ def test_concurrent_writers_never_lose_an_update(backend: Backend) -> None:
 
 
 async def test_async_documents(abackend: Backend) -> None:
-    memory = ScopedMemory(abackend.store, model=scripted("# compressed"))
+    memory = ScopedMemory(abackend.store, model=scripted("# compressed\n- Ann likes tea"))
     await memory.awrite_document(ANN, "# Ann")
-    write = await memory.awrite_document(ANN, "x" * 30_000)
+    write = await memory.awrite_document(ANN, "- Ann likes tea " + "x" * 30_000)
     assert write.compressed and write.document.version == 2
     with pytest.raises(ConflictError):
         await memory.awrite_document(ANN, "stale", expected_version=1)
-    assert (await memory.aread_document(ANN)).text == "# compressed"  # type: ignore[union-attr]
+    document = await memory.aread_document(ANN)
+    assert document is not None and document.text == "# compressed\n- Ann likes tea"
