@@ -71,6 +71,12 @@ class Bm25Stats:
     df: Mapping[str, int]
 
 
+def bm25_idf(docs: int, df: int) -> float:
+    """A term's BM25 inverse document frequency, held by `df` of `docs` documents. A term's
+    share of a score is below idf * (k1 + 1) whatever its count and the document's length."""
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+
 def bm25_score(
     terms: Iterable[str], counts: Mapping[str, int], length: int, stats: Bm25Stats
 ) -> float:
@@ -80,8 +86,7 @@ def bm25_score(
     for term in terms:
         tf = counts.get(term, 0)
         if tf:
-            df = stats.df[term]
-            idf = math.log(1 + (stats.docs - df + 0.5) / (df + 0.5))
+            idf = bm25_idf(stats.docs, stats.df[term])
             score += idf * tf * (BM25_K1 + 1) / (tf + norm)
     return score
 

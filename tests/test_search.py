@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from memory_plugin import Backend, aconnect, connect
-from memory_plugin.backends import vectors
+from memory_plugin.backends import keywords, vectors
 from memory_plugin.backends.search import KeywordSearch, LiveKeys, Scored, VectorSearch
 from memory_plugin.plans import arun, run
 from memory_plugin.scope import personal_scope
@@ -449,3 +449,91 @@ async def test_an_upgraded_sqlite_store_searches_alike_through_aconnect(tmp_path
     _fts5_era(path)
     async with aconnect(f"sqlite:///{path}") as backend:
         assert await _aann_results(backend.store) == expected
+
+
+def _common_words_note(n: int) -> str:
+    """Notes where `alpha` is in 90%, `epsilon` 40%, `beta` a third, `gamma` 2%, of lengths
+    1-13 words (so scores vary), `alpha` twice in some."""
+    words = [f"delta{n % 200}"] + [f"filler{(n * k) % 17}" for k in range(n % 9)]
+    words += ["alpha"] * (bool(n % 10) + (n % 11 == 0))
+    words += ["beta"] * (n % 3 == 0) + ["gamma"] * (n % 50 == 7) + ["epsilon"] * (n % 5 in (1, 2))
+    return " ".join(words)
+
+
+COMMON_HISTORY = [(f"2023-05-{1 + n // 100:02d}", _common_words_note(n)) for n in range(1_500)]
+COMMON_QUERIES = [
+    "gamma alpha",
+    "gamma beta alpha",
+    "delta7 alpha",
+    "delta7 delta8 beta alpha epsilon",
+    "beta epsilon",
+    "alpha",
+    "alpha epsilon",
+]
+
+
+def _exact(found: list[Scored]) -> list[tuple[str, float]]:
+    return [(s.key, s.score) for s in found]
+
+
+def _common_results(store: Any) -> list[list[tuple[str, float]]]:
+    return [
+        _exact(run(store, _ask(KeywordSearch(ANN_NOTES, query, limit))))
+        for query in COMMON_QUERIES
+        for limit in (1, 10, 100)
+    ]
+
+
+@pytest.mark.parametrize("share", [keywords.SHARE, 0.0, 1e9])
+def test_sqlite_leaves_out_common_words_postings_with_the_same_results(
+    share: float, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word in most of the scope's notes is read only for the notes the others shortlist
+    when notes holding it alone cannot reach the limit; results and scores stay the memory
+    backend's to the last digit, whichever words are left out (`SHARE` 0: none; 1e9: too
+    many, so the bound fails and every posting is read), and when every posting is read
+    into Python (`DIRECT`: below that many postings)."""
+    with connect("memory://") as backend:
+        ScopedMemory(backend.store, clock=Clock()).import_notes(ANN, COMMON_HISTORY)
+        expected = _common_results(backend.store)
+    reads: list[set[str]] = []
+    shortlist = keywords._shortlist_steps
+
+    def counted(scope: int, bounds: Any, left: set[str], avg_len: float, limit: int) -> Any:
+        reads.append(set(left))
+        return (yield from shortlist(scope, bounds, left, avg_len, limit))
+
+    monkeypatch.setattr(keywords, "SHARE", share)
+    monkeypatch.setattr(keywords, "_shortlist_steps", counted)
+    with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
+        ScopedMemory(backend.store, clock=Clock()).import_notes(ANN, COMMON_HISTORY)
+        assert _common_results(backend.store) == expected
+        shortlisted = len(reads)
+        monkeypatch.setattr(keywords, "DIRECT", 0)
+        assert _common_results(backend.store) == expected
+        monkeypatch.setattr(keywords, "DIRECT", 10**9)
+        assert _common_results(backend.store) == expected
+    assert len(reads) >= 2 * shortlisted >= len(COMMON_QUERIES)
+    assert [len(found) for found in expected[:6]] == [1, 10, 100, 1, 10, 100]
+    assert len({tuple(found) for found in expected}) == len(expected)
+    left_out = [left for left in reads if left]
+    if share == 0.0:
+        assert not left_out
+    elif share == 1e9:
+        assert reads[reads.index({"epsilon"}) + 1] == set()
+    else:
+        assert left_out and all("alpha" in left for left in left_out)
+
+
+async def test_async_sqlite_leaves_out_common_words_alike(tmp_path: Any) -> None:
+    with connect("memory://") as backend:
+        ScopedMemory(backend.store, clock=Clock()).import_notes(ANN, COMMON_HISTORY)
+        expected = _common_results(backend.store)
+    async with aconnect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
+        await ScopedMemory(backend.store, clock=Clock()).aimport_notes(ANN, COMMON_HISTORY)
+        found = [
+            _exact(await arun(backend.store, _ask(KeywordSearch(ANN_NOTES, query, limit))))
+            for query in COMMON_QUERIES
+            for limit in (1, 10, 100)
+        ]
+    assert found == expected
