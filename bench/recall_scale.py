@@ -2,6 +2,7 @@
 
 Run: python bench/recall_scale.py [--sizes 1000,10000,100000] [--queries 50]
      [--postgres URL] [--fresh-postgres] [--appends 200] [--append-sizes 10,100000]
+     [--slowest 3]
      (PostgreSQL from --postgres or $MEMORY_TEST_POSTGRES_URL; skipped when neither is set;
      --fresh-postgres empties the plugin's tables there first and drops the vector table
      before and after, since its width is fixed by the first index that created it)
@@ -18,6 +19,12 @@ function and reported apart from the search time. Modes:
   by score-normalised sum, top 10;
 - recall(): `ScopedMemory.recall(ctx, query)` end to end, whatever ranking it does today.
 
+p95 is by nearest rank: of 50 questions, the third slowest. On SQLite two hybrid searches per
+size are slow on the vector side whatever the question (the first scans the scope's vectors,
+the second loads their cached matrix; backends/vectors.py), so the slowest other question
+decides the hybrid p95. `--slowest N` prints each mode's N slowest questions per size
+to stderr, with their times.
+
 Appends into a scope that already holds 10 or 100,000 notes on the same day (the day's
 position claim is what used to grow with the day): `remember` end to end, the position claim
 alone (`insert_next`), and the claim this replaced ("claim before": the next position found
@@ -32,6 +39,7 @@ import json
 import math
 import os
 import random
+import sys
 import tempfile
 import time
 import uuid
@@ -186,6 +194,7 @@ def recall_rows(
     asked: list[str],
     recall_queries: int,
     others: tuple[int, float] = (1, NOISE),
+    slowest: int = 0,
 ) -> list[str]:
     """Markdown rows: p50/p95 per mode at each size, one scope grown in place."""
     embed = HashedEmbedding()
@@ -218,7 +227,17 @@ def recall_rows(
                 f"| {p(full, 0.5):.1f} / {p(full, 0.95):.1f} | {imported:,.0f} |"
             )
             print(rows[-1], flush=True)
+            for mode, times in (("keyword", keyword), ("hybrid", hybrid), ("recall()", full)):
+                _print_slowest(f"{kind} {size:,} {mode}", times, asked, slowest)
     return rows
+
+
+def _print_slowest(label: str, times: list[float], asked: list[str], count: int) -> None:
+    """The `count` slowest questions of a mode, with their times, to stderr."""
+    worst = sorted(range(len(times)), key=lambda i: -times[i])[:count]
+    if worst:
+        slow = ", ".join(f"#{i} {times[i]:.1f} ms ({asked[i]!r})" for i in worst)
+        print(f"{label} slowest: {slow}", file=sys.stderr, flush=True)
 
 
 _PG_BEFORE = """
@@ -313,6 +332,7 @@ def main() -> None:
     parser.add_argument("--fresh-postgres", action="store_true")
     parser.add_argument("--others", type=int, default=1, help="other scopes next to the one")
     parser.add_argument("--other-share", type=float, default=NOISE, help="their size vs it")
+    parser.add_argument("--slowest", type=int, default=0, help="print each mode's N slowest")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     append_sizes = [int(s) for s in args.append_sizes.split(",") if s]
@@ -333,7 +353,9 @@ def main() -> None:
             limit = args.memory_max if kind == "memory" else max(sizes)
             chosen_sizes = [s for s in sizes if s <= limit]
             others = (args.others, args.other_share)
-            recall_rows(kind, urls[kind], chosen_sizes, asked, args.recall_queries, others)
+            recall_rows(
+                kind, urls[kind], chosen_sizes, asked, args.recall_queries, others, args.slowest
+            )
         if append_sizes:
             cells = " | ".join(
                 f"{s:,} notes: appends/s (vs {append_sizes[0]:,})" for s in append_sizes
