@@ -265,5 +265,5 @@ def test_dockerfile_for_the_production_server(tmp_path: Path) -> None:
     checkpointer = json.loads(text.split("ENV LANGGRAPH_CHECKPOINTER='", 1)[1].split("'", 1)[0])
     assert checkpointer == {"path": "memory_plugin.langgraph_server.checkpointer"}
     auth = json.loads(text.split("ENV LANGGRAPH_AUTH='", 1)[1].split("'", 1)[0])
-    assert auth == {"path": "/deps/main/graphs/auth.py:auth", "disable_studio_auth": True}
+    assert auth == {"path": f"/deps/{ROOT.name}/graphs/auth.py:auth", "disable_studio_auth": True}
     assert "memory_consolidation" in text and "memory_agent" in text
