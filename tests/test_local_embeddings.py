@@ -28,7 +28,7 @@ def needs_local() -> None:
         return
     if REQUIRED:
         pytest.fail("MEMORY_TEST_LOCAL_EMBEDDINGS=1 but the `local` extra is not installed")
-    pytest.skip("the `local` extra is not installed (pip install 'memory-plugin[local]')")
+    pytest.skip("the `local` extra is not installed (pip install -e '.[local]')")
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

@@ -29,7 +29,7 @@ from memory_plugin.backends.steps import Steps
 try:
     import numpy as np
 except ImportError:  # pragma: no cover - numpy is optional (the `local` extra has it)
-    np = None  # type: ignore[assignment]
+    np = None  # type: ignore[assignment, unused-ignore]
 
 CACHED_MIN = 2_000
 SCOPES = 8
