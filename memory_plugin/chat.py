@@ -28,6 +28,7 @@ from memory_plugin.backends import Backend, connect
 from memory_plugin.context import MemoryContext
 from memory_plugin.demo import DemoModel
 from memory_plugin.graph import create_memory_graph
+from memory_plugin.identity import OWNER_METADATA_KEY
 from memory_plugin.local_embeddings import LocalEmbeddings, default_index
 from memory_plugin.models import MODEL_ENV, resolve_model
 from memory_plugin.plans import run
@@ -80,7 +81,10 @@ class Chat:
             checkpointer=backend.checkpointer,
             system_prompt=SYSTEM_PROMPT,
         )
-        self.config: RunnableConfig = {"configurable": {"thread_id": thread}}
+        self.config: RunnableConfig = {
+            "configurable": {"thread_id": thread},
+            "metadata": {OWNER_METADATA_KEY: ctx.user_id},
+        }
         self.notes = ScopedMemory(backend.store)
 
     def say(self, text: str) -> None:
