@@ -105,25 +105,29 @@ def test_a_lease_is_never_taken_while_valid(backend: Backend) -> None:
     assert not lease(store, DropLease("scope-a", "w2")), "only the holder gives it back"
     assert not lease(store, TakeLease("scope-a", "w2", 60))
     assert lease(store, DropLease("scope-a", "w1"))
-    assert lease(store, TakeLease("scope-a", "w2", 1))
-    assert not lease(store, TakeLease("scope-a", "w1", 60))
-    time.sleep(1.3)
-    assert lease(store, TakeLease("scope-a", "w1", 60)), "an expired lease is taken"
-    assert not lease(store, TakeLease("scope-a", "w2", 60))
+    now = time.time()
+    assert lease(store, TakeLease("scope-a", "w2", 1, at=now))
+    assert not lease(store, TakeLease("scope-a", "w1", 60, at=now + 0.5)), "still valid"
+    assert lease(store, TakeLease("scope-a", "w1", 60, at=now + 1.5)), "an expired lease is taken"
+    assert not lease(store, TakeLease("scope-a", "w2", 60)), "valid by the database's clock"
 
 
 def test_a_holders_leases_are_listed_with_the_time_they_have_left(backend: Backend) -> None:
     store = backend.store
     ann, bob = (personal_scope(ctx) for ctx in USERS[:2])
     assert leased_scopes(store, "w1") == {}
-    assert lease(store, Worker("w1", 60).take(ann)) and lease(store, Worker("w2", 5).take(bob))
+    now = time.time()
+    w1, w2 = Worker("w1", 60, clock=lambda: now), Worker("w2", 5, clock=lambda: now)
+    assert lease(store, w1.take(ann)) and lease(store, w2.take(bob))
     assert lease(store, TakeLease("another-job", "w1", 60))
-    held = leased_scopes(store, "w1")
+    held = leased_scopes(store, "w1", at=now + 10)
     assert list(held) == [ann.namespace], "only its consolidation leases, as namespaces"
-    assert 55 < held[ann.namespace] <= 60
-    assert lease(store, Worker("w1", 60).drop(ann))
+    assert held[ann.namespace] == pytest.approx(50)
+    assert list(leased_scopes(store, "w1")) == [ann.namespace], "by the database's clock"
+    assert lease(store, w1.drop(ann))
     assert leased_scopes(store, "w1") == {}
-    assert 0 < leased_scopes(store, "w2")[bob.namespace] <= 5
+    assert leased_scopes(store, "w2", at=now + 2)[bob.namespace] == pytest.approx(3)
+    assert leased_scopes(store, "w2", at=now + 7)[bob.namespace] == pytest.approx(-2)
 
 
 async def test_async_leases_match_the_sync_ones(abackend: Backend) -> None:
@@ -132,7 +136,10 @@ async def test_async_leases_match_the_sync_ones(abackend: Backend) -> None:
     assert not await alease(store, TakeLease("scope-a", "w2", 60))
     assert not await alease(store, DropLease("scope-a", "w2"))
     assert await alease(store, DropLease("scope-a", "w1"))
-    assert await alease(store, TakeLease("scope-a", "w2", 60))
+    now = time.time()
+    assert await alease(store, TakeLease("scope-a", "w2", 60, at=now))
+    assert not await alease(store, TakeLease("scope-a", "w1", 60, at=now + 30))
+    assert await alease(store, TakeLease("scope-a", "w1", 60, at=now + 90)), "it expired"
 
 
 def test_worker_processes_fold_every_note_exactly_once(shared_url: str) -> None:
@@ -215,6 +222,14 @@ def test_a_held_scope_is_skipped_and_named_in_the_run_record(backend: Backend) -
     _assert_folded_once(backend.store, users)
 
 
+def _wait_for(mark: Path, worker: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while not mark.exists():
+        assert worker.poll() is None, worker.communicate()
+        assert time.monotonic() < deadline, "no worker reached the model"
+        time.sleep(0.05)
+
+
 def test_a_killed_worker_leaves_a_lease_that_expires(shared_url: str, tmp_path: Path) -> None:
     ctx = USERS[0]
     with connect(shared_url) as backend:
@@ -222,34 +237,20 @@ def test_a_killed_worker_leaves_a_lease_that_expires(shared_url: str, tmp_path: 
     mark = tmp_path / "model-called"
     doomed = _cli(
         "--url", shared_url, "--model", "tests.lease_models:blocking_model",
-        "--lease-seconds", "2", "--worker-id", "doomed",
+        "--lease-seconds", "600", "--worker-id", "doomed",
         **{MARK_ENV: str(mark)},
     )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not mark.exists():
-        assert doomed.poll() is None, doomed.communicate()
-        assert time.monotonic() < deadline, "the worker never reached the model"
-        time.sleep(0.05)
+    _wait_for(mark, doomed)
     os.kill(doomed.pid, signal.SIGKILL)
     doomed.wait(timeout=30)
-    expires = time.monotonic() + 2
     with connect(shared_url) as backend:
         early = consolidate(backend.store, MergingModel(), worker=Worker("rescuer"))
-        assert time.monotonic() < expires, "too slow to see the lease still valid"
         assert early.skipped == [personal_scope(ctx).namespace] and early.folded == 0
         _assert_unmarked(backend.store, ctx)
-        time.sleep(max(0.0, expires - time.monotonic()) + 0.5)
-        late = consolidate(backend.store, MergingModel(), worker=Worker("rescuer"))
+        later = Worker("rescuer", clock=lambda: time.time() + 601)
+        late = consolidate(backend.store, MergingModel(), worker=later)
         assert late.skipped == [] and late.folded == PER_SCOPE
         _assert_folded_once(backend.store, [ctx])
-
-
-def _wait_for(mark: Path, worker: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while not mark.exists():
-        assert worker.poll() is None, worker.communicate()
-        assert time.monotonic() < deadline, "no worker reached the model"
-        time.sleep(0.05)
 
 
 def test_a_killed_worker_process_never_takes_the_others_down(
@@ -337,8 +338,8 @@ def test_a_worker_that_outlasts_its_lease_writes_nothing(backend: Backend) -> No
     taken: list[bool] = []
 
     def thief() -> None:
-        time.sleep(1.3)
-        taken.append(lease(backend.store, TakeLease(name, "thief", 60)))
+        later = time.time() + 2
+        taken.append(lease(backend.store, TakeLease(name, "thief", 60, at=later)))
 
     report = consolidate(
         backend.store, OutlastingModel(before_answer=thief), worker=Worker("slow", 1)

@@ -3,11 +3,13 @@
 A lease lets several processes share work (the sharded nightly job claims each scope) without
 two doing the same piece at once. Taking a lease succeeds when nobody holds it, when the
 holder's time has run out, or when the taker already holds it (a renewal); the database's
-clock decides. PostgreSQL takes it in one `INSERT ... ON CONFLICT ... DO UPDATE ... WHERE`
-statement on `memory_leases` (the row lock makes it atomic across app servers); SQLite runs
-the same upsert inside BEGIN IMMEDIATE (atomic across processes on one file). Any other store,
-InMemoryStore included, keeps a lock table in this process. `held_leases` lists a holder's
-leases with the time each has left (how a dead worker's claims are found and waited out).
+clock decides, unless the request gives the time to judge it at (`at`, Unix seconds: how
+tests move a lease past its expiry without waiting for it). PostgreSQL takes it in one
+`INSERT ... ON CONFLICT ... DO UPDATE ... WHERE` statement on `memory_leases` (the row lock
+makes it atomic across app servers); SQLite runs the same upsert inside BEGIN IMMEDIATE
+(atomic across processes on one file). Any other store, InMemoryStore included, keeps a lock
+table in this process. `held_leases` lists a holder's leases with the time each has left
+(how a dead worker's claims are found and waited out).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class TakeLease:
     name: str
     holder: str
     seconds: float
+    at: float | None = None
+    """The Unix time the lease is judged at and counted from; None: the database's clock."""
 
 
 @dataclass(frozen=True)
@@ -55,31 +59,33 @@ _PG_TABLE = (
     "CREATE TABLE IF NOT EXISTS memory_leases ("
     "name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)"
 )
-_PG_TAKE = """
+_PG_NOW = "coalesce(to_timestamp(%(at)s::float8), now())"
+_PG_TAKE = f"""
 INSERT INTO memory_leases AS l (name, holder, expires_at)
-VALUES (%(name)s, %(holder)s, now() + make_interval(secs => %(seconds)s))
+VALUES (%(name)s, %(holder)s, {_PG_NOW} + make_interval(secs => %(seconds)s))
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-WHERE l.expires_at <= now() OR l.holder = excluded.holder
+WHERE l.expires_at <= {_PG_NOW} OR l.holder = excluded.holder
 RETURNING holder
 """
-_PG_DROP = "DELETE FROM memory_leases WHERE name = %s AND holder = %s RETURNING name"
+_PG_DROP = "DELETE FROM memory_leases WHERE name = %(name)s AND holder = %(holder)s RETURNING name"
 _PG_HELD = (
-    "SELECT name, extract(epoch FROM expires_at - now()) AS seconds_left FROM memory_leases "
-    "WHERE holder = %s"
+    f"SELECT name, extract(epoch FROM expires_at - {_PG_NOW}) AS seconds_left "
+    "FROM memory_leases WHERE holder = %(holder)s"
 )
 _SQLITE_TABLE = (
     "CREATE TABLE IF NOT EXISTS memory_leases ("
     "name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at REAL NOT NULL)"
 )
-_SQLITE_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+_SQLITE_NOW = "coalesce(:at, (julianday('now') - 2440587.5) * 86400.0)"
 _SQLITE_TAKE = f"""
-INSERT INTO memory_leases (name, holder, expires_at) VALUES (?, ?, {_SQLITE_NOW} + ?)
+INSERT INTO memory_leases (name, holder, expires_at)
+VALUES (:name, :holder, {_SQLITE_NOW} + :seconds)
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
 WHERE memory_leases.expires_at <= {_SQLITE_NOW} OR memory_leases.holder = excluded.holder
 RETURNING holder
 """
-_SQLITE_DROP = "DELETE FROM memory_leases WHERE name = ? AND holder = ? RETURNING name"
-_SQLITE_HELD = f"SELECT name, expires_at - {_SQLITE_NOW} FROM memory_leases WHERE holder = ?"
+_SQLITE_DROP = "DELETE FROM memory_leases WHERE name = :name AND holder = :holder RETURNING name"
+_SQLITE_HELD = f"SELECT name, expires_at - {_SQLITE_NOW} FROM memory_leases WHERE holder = :holder"
 
 _tables: weakref.WeakSet[BaseStore] = weakref.WeakSet()
 _held: weakref.WeakKeyDictionary[BaseStore, dict[str, tuple[str, float]]] = (
@@ -88,14 +94,28 @@ _held: weakref.WeakKeyDictionary[BaseStore, dict[str, tuple[str, float]]] = (
 _guard = threading.Lock()
 
 
-def _pg_args(request: TakeLease | DropLease) -> tuple[str, Any]:
+def _args(request: TakeLease | DropLease) -> dict[str, Any]:
+    """The statement parameters of a request (both databases name them alike)."""
     if isinstance(request, TakeLease):
-        args = {"name": request.name, "holder": request.holder, "seconds": float(request.seconds)}
-        return _PG_TAKE, args
-    return _PG_DROP, (request.name, request.holder)
+        at = None if request.at is None else float(request.at)
+        return {
+            "name": request.name,
+            "holder": request.holder,
+            "seconds": float(request.seconds),
+            "at": at,
+        }
+    return {"name": request.name, "holder": request.holder}
 
 
-def _sqlite_rows(db: Any, statement: str, args: tuple[Any, ...], store: BaseStore) -> list[Any]:
+def _pg_args(request: TakeLease | DropLease) -> tuple[str, dict[str, Any]]:
+    return (_PG_TAKE if isinstance(request, TakeLease) else _PG_DROP), _args(request)
+
+
+def _sqlite_args(request: TakeLease | DropLease) -> tuple[str, dict[str, Any]]:
+    return (_SQLITE_TAKE if isinstance(request, TakeLease) else _SQLITE_DROP), _args(request)
+
+
+def _sqlite_rows(db: Any, statement: str, args: dict[str, Any], store: BaseStore) -> list[Any]:
     """The rows of `statement`, run under BEGIN IMMEDIATE (the table created first)."""
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -110,7 +130,7 @@ def _sqlite_rows(db: Any, statement: str, args: tuple[Any, ...], store: BaseStor
     return rows
 
 
-async def _asqlite_write(db: Any, statement: str, args: tuple[Any, ...], store: BaseStore) -> bool:
+async def _asqlite_write(db: Any, statement: str, args: dict[str, Any], store: BaseStore) -> bool:
     await db.execute("BEGIN IMMEDIATE")
     try:
         if store not in _tables:
@@ -150,12 +170,12 @@ def _local(store: BaseStore, request: TakeLease | DropLease) -> bool:
     with _guard:
         held = _held.setdefault(store, {})
         holder, expires = held.get(request.name, (None, 0.0))
-        now = time.time()
         if isinstance(request, DropLease):
             if holder != request.holder:
                 return False
             del held[request.name]
             return True
+        now = time.time() if request.at is None else request.at
         if holder not in (None, request.holder) and expires > now:
             return False
         held[request.name] = (request.holder, now + request.seconds)
@@ -173,19 +193,20 @@ def lease(store: BaseStore, request: TakeLease | DropLease) -> bool:
     return _local(store, request)
 
 
-def held_leases(store: BaseStore, holder: str) -> dict[str, float]:
-    """The leases `holder` holds, each with the seconds it has left by the database's clock
-    (zero or less once it has expired)."""
+def held_leases(store: BaseStore, holder: str, at: float | None = None) -> dict[str, float]:
+    """The leases `holder` holds, each with the seconds it has left at Unix time `at` (None:
+    by the database's clock), zero or less once it has expired."""
+    args = {"holder": holder, "at": None if at is None else float(at)}
     if isinstance(store, PostgresStore):
         with pg_search_connection(store) as conn:
-            found = _pg_rows(conn, _PG_HELD, (holder,), store)
+            found = _pg_rows(conn, _PG_HELD, args, store)
         rows = [(row["name"], row["seconds_left"]) for row in found]
     elif isinstance(store, SqliteStore):
         with sqlite_search_connection(store) as db:
-            rows = _sqlite_rows(db, _SQLITE_HELD, (holder,), store)
+            rows = _sqlite_rows(db, _SQLITE_HELD, args, store)
     else:
         with _guard:
-            now = time.time()
+            now = time.time() if at is None else at
             held = _held.get(store, {}).items()
             rows = [(name, expires - now) for name, (by, expires) in held if by == holder]
     return {name: float(left) for name, left in rows}
@@ -200,9 +221,3 @@ async def alease(store: BaseStore, request: TakeLease | DropLease) -> bool:
         async with asqlite_search_connection(store) as db:
             return await _asqlite_write(db, *_sqlite_args(request), store)
     return await asyncio.to_thread(lease, store, request)
-
-
-def _sqlite_args(request: TakeLease | DropLease) -> tuple[str, tuple[Any, ...]]:
-    if isinstance(request, TakeLease):
-        return _SQLITE_TAKE, (request.name, request.holder, float(request.seconds))
-    return _SQLITE_DROP, (request.name, request.holder)

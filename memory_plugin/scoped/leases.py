@@ -15,7 +15,7 @@ import hashlib
 import os
 import secrets
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -52,13 +52,15 @@ class Worker:
     """One consolidation worker: its id (in leases and the run record) and how long its
     lease on a scope lasts. `shard`, `shards`: this worker's place among workers started
     together (it starts at its share of the scopes); else it starts where its id hashes to.
-    `only`: the namespaces of the only scopes it takes (a dead worker's, retried)."""
+    `only`: the namespaces of the only scopes it takes (a dead worker's, retried). `clock`:
+    the Unix time its leases are judged at (None: the database's clock; tests move it on)."""
 
     id: str = field(default_factory=default_worker_id)
     lease_seconds: float = LEASE_SECONDS
     shard: int = 0
     shards: int = 1
     only: frozenset[tuple[str, ...]] | None = None
+    clock: Callable[[], float] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip() or len(self.id) > 200:
@@ -75,7 +77,8 @@ class Worker:
 
     def take(self, scope: Scope) -> TakeLease:
         """The request that takes (or renews) this worker's lease on `scope`."""
-        return TakeLease(lease_name(scope), self.id, self.lease_seconds)
+        at = None if self.clock is None else self.clock()
+        return TakeLease(lease_name(scope), self.id, self.lease_seconds, at)
 
     def drop(self, scope: Scope) -> DropLease:
         """The request that gives `scope`'s lease back."""
@@ -101,10 +104,13 @@ def lease_name(scope: Scope) -> str:
     return LEASE_PREFIX + ".".join(scope.namespace)
 
 
-def leased_scopes(store: BaseStore, worker_id: str) -> dict[tuple[str, ...], float]:
+def leased_scopes(
+    store: BaseStore, worker_id: str, at: float | None = None
+) -> dict[tuple[str, ...], float]:
     """The namespaces of the scopes whose lease `worker_id` holds, each with the seconds its
-    lease has left (namespace labels hold no "."; see namespaces.encode_id)."""
-    held = held_leases(store, worker_id)
+    lease has left at Unix time `at` (None: by the database's clock); namespace labels hold no
+    "." (see namespaces.encode_id)."""
+    held = held_leases(store, worker_id, at)
     return {
         tuple(name.removeprefix(LEASE_PREFIX).split(".")): left
         for name, left in held.items()
