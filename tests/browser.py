@@ -64,7 +64,11 @@ def seed(url: str) -> None:
     try:
         store = backend.store
         settings = LayeredSettings(store)
-        settings.update("platform", ANN, set={"agent_memory": True, "bounded_memory": True})
+        settings.update(
+            "platform",
+            ANN,
+            set={"agent_memory": True, "bounded_memory": True, "compaction_manual": True},
+        )
         scoped = ScopedMemory(store)
         graph = create_memory_graph(
             DemoModel(
@@ -110,6 +114,7 @@ def seed(url: str) -> None:
             agents.store_entry(ANN, "ann_stack", "Ann's services run on Python 3.11")
         with origin(source="tool", tool="remember", thread_id="mallory-thread", turn=1):
             scoped.remember(MALLORY, "Mallory's own reminder about the audit")
+        settings.update("org", MALLORY, set={"agent_memory": False, "scoped_memory": False})
         settings.update("platform", ANN, lock=[LOCKED])
         settings.update(
             "space",

@@ -304,11 +304,13 @@ def test_run_now_records_a_run_and_summarize_now_answers_for_own_threads_only(
     run.locator("summary").click()
     assert "personal" in run.locator("table").inner_text()
     run_id = run.get_attribute("data-run")
-    ann.get_by_label("Thread").fill(THREAD)
-    ann.get_by_role("button", name="Summarize now").click()
-    answer = ann.locator(".alert").last
+    thread = ann.locator(f"li.thread[data-thread='{THREAD}']")
+    assert "Send the quarterly report as PDF" in thread.inner_text()
+    assert ann.locator("li.thread").count() == 1
+    thread.get_by_role("button", name="Summarize now").click()
+    answer = ann.locator(".alert").filter(has_text=THREAD)
     answer.wait_for()
-    assert "Not found" not in answer.inner_text() and answer.inner_text().strip()
+    assert "alert error" not in (answer.get_attribute("class") or "")
     ann.screenshot(path=str(artifacts(tmp_path) / "console-jobs-run.png"), full_page=True)
     ann.click("nav#tabs a[data-tab=personal]")
     ann.get_by_text("Why this version?").click()
@@ -317,9 +319,8 @@ def test_run_now_records_a_run_and_summarize_now_answers_for_own_threads_only(
     ann.locator(".why-slot dl").get_by_role("link", name=run_id).click()
     ann.locator(f"li.run[data-run='{run_id}']").wait_for()
     mallory.goto(f"{base_url}/#/jobs")
-    mallory.get_by_label("Thread").fill(THREAD)
-    mallory.get_by_role("button", name="Summarize now").click()
-    mallory.get_by_text("Not found: no conversation of yours has this id.").wait_for()
+    mallory.get_by_text("No conversations of yours yet").wait_for()
+    assert THREAD not in mallory.locator("main").inner_text()
     assert "ann" not in mallory.locator("main").inner_text().lower()
 
 
@@ -418,3 +419,97 @@ def test_the_page_runs_no_inline_script(ann: Any, base_url: str) -> None:
     assert ann.evaluate("window.inlineRan") is None
     assert any("Content Security Policy" in error for error in ann.errors)
     ann.errors.clear()
+
+
+def test_agent_memory_off_is_said_before_the_form_is_filled_in(
+    mallory: Any, tmp_path: Path
+) -> None:
+    mallory.click("nav#tabs a[data-tab=agent]")
+    notice = mallory.locator("#agent-off")
+    notice.wait_for()
+    assert "Agent memory is switched off for you (setting agent_memory)" in notice.inner_text()
+    assert notice.get_by_role("link", name="Open Settings").get_attribute("href") == "#/settings"
+    assert mallory.get_by_role("button", name="Add entry").is_disabled()
+    assert mallory.get_by_label("Content").is_disabled()
+    mallory.screenshot(path=str(artifacts(tmp_path) / "console-agent-off.png"), full_page=True)
+
+
+def test_scoped_memory_off_is_said_before_the_document_is_edited(
+    mallory: Any, tmp_path: Path
+) -> None:
+    notice = mallory.locator("#scope-off")
+    notice.wait_for()
+    assert "Scoped memory is switched off here (setting scoped_memory)" in notice.inner_text()
+    mallory.get_by_text("Mallory's own reminder about the audit").wait_for()
+    editor = mallory.get_by_label("MEMORY.md text")
+    assert editor.get_attribute("readonly") is not None
+    assert mallory.get_by_role("button", name="Save").is_disabled()
+    assert mallory.get_by_label("Search notes").is_disabled()
+    mallory.screenshot(path=str(artifacts(tmp_path) / "console-scoped-off.png"), full_page=True)
+
+
+def test_the_forms_stay_open_while_their_memory_is_on(ann: Any) -> None:
+    ann.click("nav#tabs a[data-tab=agent]")
+    ann.locator("li.entry[data-key=ann_stack]").wait_for()
+    assert ann.locator("#agent-off").count() == 0
+    assert not ann.get_by_role("button", name="Add entry").is_disabled()
+    ann.click("nav#tabs a[data-tab=personal]")
+    ann.get_by_label("MEMORY.md text").wait_for()
+    assert ann.locator("#scope-off").count() == 0
+    assert not ann.get_by_label("Search notes").is_disabled()
+
+
+def test_the_delete_dialog_says_what_remains_and_links_there(ann: Any, tmp_path: Path) -> None:
+    ann.click("nav#tabs a[data-tab=jobs]")
+    ann.get_by_role("button", name="MEMORY.md in acme", exact=True).click()
+    ann.locator("li.run").first.wait_for()
+    ann.click("nav#tabs a[data-tab=personal]")
+    folded = ann.locator("li.note", has=ann.locator(".badge", has_text="Consolidated")).first
+    older = ann.get_by_role("button", name="Load older")
+    while folded.count() == 0:
+        older.click()
+        ann.locator("[aria-busy]").first.wait_for(state="detached")
+    text = folded.locator(".note-text").inner_text()
+    folded.get_by_role("button", name="Delete").click()
+    dialog = ann.locator("dialog[open]")
+    remains = {
+        item.get_attribute("data-remains"): item.inner_text()
+        for item in dialog.locator("li[data-remains]").all()
+    }
+    ann.screenshot(path=str(artifacts(tmp_path) / "console-delete-remains.png"))
+    assert "will no longer see or recall" not in dialog.inner_text()
+    assert (
+        "MEMORY.md: nightly consolidation already folded this note into it" in remains["document"]
+    )
+    assert "your profile" in remains["profile"]
+    assert "bounded notes and memory entries" in remains["agent"]
+    assert "conversation it came from" in remains["threads"]
+    links = {link.inner_text(): link.get_attribute("href") for link in dialog.locator("a").all()}
+    assert links == {
+        "Open your profile": "#/profile",
+        "Open Agent notes": "#/agent",
+        "Open your conversations": "#/jobs",
+    }
+    dialog.get_by_role("button", name="Edit MEMORY.md").click()
+    ann.locator("dialog").wait_for(state="detached")
+    assert ann.evaluate("document.activeElement.id") == "doc-text"
+    ann.locator("li.note", has_text=text).get_by_role("button", name="Delete").click()
+    ann.locator("dialog[open]").get_by_role("link", name="Open your profile").click()
+    ann.locator("dialog").wait_for(state="detached")
+    ann.wait_for_selector("nav#tabs a[data-tab=profile][aria-current=page]")
+    ann.click("nav#tabs a[data-tab=personal]")
+    ann.get_by_text(ann_note(ANN_DAYS[0])).wait_for()
+    note = ann.locator("li.note", has_text=ann_note(ANN_DAYS[0]))
+    note.get_by_role("button", name="Delete").click()
+    fresh = ann.locator("dialog[open] li[data-remains=document]").inner_text()
+    assert "MEMORY.md, if the fact was also written there" in fresh
+    ann.keyboard.press("Escape")
+    ann.click("nav#tabs a[data-tab=team]")
+    team = ann.locator("li.note", has_text=TABS["team"])
+    team.get_by_role("button", name="Delete").click()
+    shared = ann.locator("dialog[open]")
+    assert "TEAM_MEMORY.md, if the fact was also written there" in shared.inner_text()
+    assert "the profile of each member who talked about it" in shared.inner_text()
+    assert "The conversations it came from" in shared.inner_text()
+    shared.get_by_role("button", name="Cancel").click()
+    assert team.is_visible()

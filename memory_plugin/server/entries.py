@@ -11,6 +11,7 @@ from memory_plugin.agent.entries import KEY_MAX, Visibility
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep, NotFound, forbidden
 from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
+from memory_plugin.server.switches import AGENT_MEMORY_OFF, switch
 
 router = APIRouter(prefix="/api/entries", tags=["entries"])
 EntryKey = Annotated[str, Path(min_length=1, max_length=KEY_MAX)]
@@ -74,9 +75,16 @@ def entry_json(entry: Entry, caller: Caller) -> dict[str, Any]:
 
 @router.get("/agent", response_model=schemas.AgentEntries)
 async def list_agent_entries(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
-    """The caller's private entries and the agent's shared and read-only ones."""
-    entries = await console.agent.aentries(caller.agent_context())
-    return {"agent_id": caller.agent, "entries": [entry_json(e, caller) for e in entries]}
+    """The caller's private entries and the agent's shared and read-only ones, and whether
+    agent memory is on for the caller (writes need it)."""
+    ctx = caller.agent_context()
+    entries = await console.agent.aentries(ctx)
+    settings = (await console.settings.aget(ctx)).values
+    return {
+        "agent_id": caller.agent,
+        "entries": [entry_json(e, caller) for e in entries],
+        "switch": switch(settings.agent_memory, AGENT_MEMORY_OFF),
+    }
 
 
 @router.put("/agent/{key}", response_model=schemas.AgentEntry)

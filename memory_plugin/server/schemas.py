@@ -91,11 +91,20 @@ class Limits(BaseModel):
     hard: int
 
 
+class Switch(BaseModel):
+    """Whether a memory feature is on for the caller, and why not (shown before any form)."""
+
+    enabled: bool
+    disabled_reason: str | None
+
+
 class DocumentAnswer(BaseModel):
-    """The current document (null before the first save) and its limits."""
+    """The current document (null before the first save), its limits, and whether scoped
+    memory is on (off: saving and searching are refused)."""
 
     document: Document | None
     limits: Limits
+    switch: Switch
 
 
 class DocumentWrite(BaseModel):
@@ -311,10 +320,12 @@ class AgentEntry(BaseModel):
 
 
 class AgentEntries(BaseModel):
-    """The caller's private entries and the agent's shared ones."""
+    """The caller's private entries and the agent's shared ones, and whether agent memory
+    is on for the caller (off: adding, editing and deleting are refused)."""
 
     agent_id: str
     entries: list[AgentEntry]
+    switch: Switch
 
 
 class AgentEntryBody(Body):
@@ -346,11 +357,8 @@ class LayerRecord(BaseModel):
     editable: bool
 
 
-class ProfileSwitch(BaseModel):
+class ProfileSwitch(Switch):
     """Whether the user's profile switch can be used, and why not."""
-
-    enabled: bool
-    disabled_reason: str | None
 
 
 class SettingsAnswer(BaseModel):
@@ -373,6 +381,23 @@ class SettingsBody(Body):
     clear: SettingNames = Field(default_factory=list)
     lock: SettingNames = Field(default_factory=list)
     unlock: SettingNames = Field(default_factory=list)
+
+
+class ThreadSummary(BaseModel):
+    """One of the caller's threads: when it last changed and its last user message."""
+
+    thread_id: str
+    updated_at: str
+    last_message: str | None
+
+
+class ThreadsPage(BaseModel):
+    """The caller's threads, newest first; `older` is the `before` of the next page;
+    `summarize` says whether Summarize now is on for the caller."""
+
+    threads: list[ThreadSummary]
+    older: str | None
+    summarize: Switch
 
 
 class Summarized(BaseModel):

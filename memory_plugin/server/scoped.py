@@ -14,6 +14,7 @@ from memory_plugin.server import schemas
 from memory_plugin.server.access import CallerDep, NotFound
 from memory_plugin.server.limits import document_limit
 from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
+from memory_plugin.server.switches import SCOPED_MEMORY_OFF, switch
 
 PERSONAL = "/api/personal"
 WorkspaceId = Annotated[str, Path(min_length=1, max_length=MAX_ID_BYTES)]
@@ -77,7 +78,8 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
 
     @router.get("/document", response_model=schemas.DocumentAnswer)
     async def read_document(ctx: Scope, console: ConsoleDep) -> dict[str, Any]:
-        """The curated document (null before its first save) and its limits."""
+        """The curated document (null before its first save), its limits, and whether
+        scoped memory is on (saving and searching need it)."""
         settings = (await console.settings.aget(ctx)).values
         document = await console.scoped.aread_document(ctx)
         return {
@@ -86,6 +88,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
                 "soft": settings.document_soft_limit_chars,
                 "hard": settings.document_hard_limit_chars,
             },
+            "switch": switch(settings.scoped_memory, SCOPED_MEMORY_OFF),
         }
 
     @router.put("/document", response_model=schemas.DocumentWrite)

@@ -108,6 +108,8 @@ async function loadAgent(card) {
     replace(card, failure(error));
     return;
   }
+  // Off for the caller: said up front, and every write control disabled (the server refuses them).
+  const off = data.switch.enabled ? null : data.switch.disabled_reason;
   const status = h("div", { class: "status-line", "aria-live": "polite" });
   const list = h("div", {});
   const refresh = async () => {
@@ -115,18 +117,20 @@ async function loadAgent(card) {
     show();
   };
   const show = () => replace(list, data.entries.length
-    ? h("ul", { class: "entry-list" }, data.entries.map((entry) => agentItem(entry, status, refresh)))
-    : empty("No memory entries", "Entries appear when the agent stores something with its memory tools, or when you add one below."));
+    ? h("ul", { class: "entry-list" }, data.entries.map((entry) => agentItem(entry, status, refresh, off)))
+    : empty("No memory entries", off ? null : "Entries appear when the agent stores something with its memory tools, or when you add one below."));
   replace(card,
     h("div", { class: "card-head" }, h("h2", { id: "agent-title" }, "Memory entries"),
       h("p", { class: "sub" }, `Agent ${data.agent_id || "default"} · recalled when relevant`)),
+    off ? h("div", { class: "alert info", role: "status", id: "agent-off" }, off, " ",
+      h("a", { href: "#/settings" }, "Open Settings")) : null,
     status, list,
     h("h3", { class: "section-title" }, "Add an entry"),
-    entryForm(null, status, refresh));
+    entryForm(null, status, refresh, null, off));
   show();
 }
 
-function agentItem(entry, status, refresh) {
+function agentItem(entry, status, refresh, off) {
   const item = h("li", { class: "entry", "data-key": entry.key });
   const view = () => replace(item,
     h("div", { class: "entry-head" },
@@ -139,11 +143,11 @@ function agentItem(entry, status, refresh) {
       h("span", { class: "muted" }, "updated ", timeEl(entry.updated_at),
         entry.expires_at ? [" · expires ", timeEl(entry.expires_at)] : null),
       entry.editable
-        ? [h("button", { class: "button small", type: "button", onclick: () => {
+        ? [h("button", { class: "button small", type: "button", disabled: Boolean(off), onclick: () => {
             replace(item, entryForm(entry, status, refresh, view));
             item.querySelector("textarea").focus();
           } }, "Edit"),
-          h("button", { class: "button small danger-text", type: "button", onclick: remove }, "Delete")]
+          h("button", { class: "button small danger-text", type: "button", disabled: Boolean(off), onclick: remove }, "Delete")]
         : h("span", { class: "badge", title: "Shared with everyone who uses this agent; only a platform admin can change it" }, "Read only for you")),
     why(entry.provenance));
   const remove = async () => {
@@ -162,7 +166,7 @@ function agentItem(entry, status, refresh) {
   return item;
 }
 
-function entryForm(entry, status, refresh, cancel) {
+function entryForm(entry, status, refresh, cancel, off) {
   const id = entry ? `edit-${entry.key}` : "new-entry";
   const key = h("input", { id: `${id}-key`, required: true, value: entry ? entry.key : "", readOnly: Boolean(entry),
     placeholder: "e.g. deploy_process" });
@@ -190,10 +194,11 @@ function entryForm(entry, status, refresh, cancel) {
       }
     });
   } },
-  h("div", { class: "grid-2" }, field("Key", key), field("Category", category)),
-  field("Content", content),
-  h("div", { class: "grid-2" }, field("Visibility", visibility), field("Importance (0–1)", importance)),
-  h("div", { class: "actions" }, save,
-    cancel ? h("button", { class: "button", type: "button", onclick: cancel }, "Cancel") : null));
+  h("fieldset", { class: "plain", disabled: Boolean(off), "aria-describedby": off ? "agent-off" : null },
+    h("div", { class: "grid-2" }, field("Key", key), field("Category", category)),
+    field("Content", content),
+    h("div", { class: "grid-2" }, field("Visibility", visibility), field("Importance (0–1)", importance)),
+    h("div", { class: "actions" }, save,
+      cancel ? h("button", { class: "button", type: "button", onclick: cancel }, "Cancel") : null)));
 }
 

@@ -1,7 +1,7 @@
-// The Jobs tab: the last consolidation runs with their results, "Run now" per scope, and
-// "Summarize now" for a thread.
+// The Jobs tab: the last consolidation runs with their results, "Run now" per scope, and the
+// caller's conversations with "Summarize now" for each.
 
-import { api } from "./api.js";
+import { api, seg } from "./api.js";
 import { alertBox, busy, empty, failure, h, replace, skeleton, timeEl, toast } from "./ui.js";
 
 export function renderJobs(root, me) {
@@ -36,7 +36,7 @@ export function renderJobs(root, me) {
   replace(root,
     h("header", { class: "page-head" }, h("div", {}, h("h1", {}, "Jobs"),
       h("p", { class: "sub" }, "Background work on your memory: what ran, what it changed, and how to run it now."))),
-    runs, summarizeCard());
+    runs, threadsCard());
   load();
 }
 
@@ -65,24 +65,45 @@ function run(record) {
       : null);
 }
 
-function summarizeCard() {
-  const input = h("input", { id: "thread-id", required: true, placeholder: "thread id", autocomplete: "off" });
-  const button = h("button", { class: "button primary", type: "submit" }, "Summarize now");
+// The caller's conversations, newest first, each with "Summarize now" (disabled, with the
+// reason, while the platform has it off).
+function threadsCard() {
   const status = h("div", { class: "status-line", "aria-live": "polite" });
-  return h("section", { class: "card wide", "aria-labelledby": "summarize-title" },
-    h("div", { class: "card-head" }, h("h2", { id: "summarize-title" }, "Summarize now"),
-      h("p", { class: "sub" }, "Compact one of your conversations now instead of waiting for the trigger. No message is sent. The platform enables it with the compaction_manual setting.")),
-    h("form", { class: "inline-form", onsubmit: async (event) => {
-      event.preventDefault();
-      await busy(button, "Summarizing…", async () => {
-        try {
-          const answer = await api(`/api/threads/${encodeURIComponent(input.value.trim())}/summarize`, { method: "POST" });
-          replace(status, alertBox(answer.message, answer.status === "failed" ? "error" : "info"));
-          toast(answer.message);
-        } catch (error) {
-          replace(status, error.status === 404 ? alertBox("Not found: no conversation of yours has this id.") : failure(error));
-        }
-      });
-    } }, h("label", { for: "thread-id" }, "Thread"), input, button),
-    status);
+  const notice = h("div", {});
+  const list = h("ol", { class: "threads", "aria-label": "Your conversations" });
+  const more = h("button", { class: "button", type: "button", hidden: true }, "Load older");
+  let older = null;
+  const summarize = (thread) => async (event) => busy(event.currentTarget, "Summarizing…", async () => {
+    try {
+      const answer = await api(`/api/threads/${seg(thread.thread_id)}/summarize`, { method: "POST" });
+      replace(status, alertBox(`${thread.thread_id}: ${answer.message}`, answer.status === "failed" ? "error" : "info"));
+      toast(answer.message);
+    } catch (error) {
+      replace(status, failure(error));
+    }
+  });
+  const load = async () => {
+    const page = await api("/api/threads", { query: { before: older, limit: 20 } });
+    const off = page.summarize.enabled ? null : page.summarize.disabled_reason;
+    replace(notice, off ? alertBox(off, "info") : null);
+    if (!older && !page.threads.length) {
+      list.replaceWith(empty("No conversations of yours yet",
+        "Conversations you have with the agent (the chatbot's threads, or runs that record you as their owner) appear here."));
+    }
+    list.append(...page.threads.map((thread) => h("li", { class: "thread", "data-thread": thread.thread_id },
+      h("div", { class: "version-head" },
+        h("code", {}, thread.thread_id),
+        h("span", { class: "muted" }, "updated ", timeEl(thread.updated_at)),
+        h("button", { class: "button small", type: "button", disabled: Boolean(off),
+          "aria-label": `Summarize now: ${thread.thread_id}`, onclick: summarize(thread) }, "Summarize now")),
+      thread.last_message ? h("p", { class: "muted thread-last" }, `You: ${thread.last_message}`) : null)));
+    older = page.older;
+    more.hidden = !older;
+  };
+  more.addEventListener("click", () => busy(more, "Loading…", () => load().catch((error) => replace(status, failure(error)))));
+  load().catch((error) => list.replaceWith(failure(error)));
+  return h("section", { class: "card wide", "aria-labelledby": "threads-title" },
+    h("div", { class: "card-head" }, h("h2", { id: "threads-title" }, "Your conversations"),
+      h("p", { class: "sub" }, "Summarize now compacts a conversation at once instead of waiting for the trigger. No message is sent.")),
+    notice, list, h("div", { class: "notes-footer" }, more), status);
 }

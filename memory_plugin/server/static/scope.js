@@ -38,20 +38,26 @@ async function loadDocument(docCard, notesCard, scope) {
     replace(columns, h("div", { class: "card wide" }, failure(error)));
     return;
   }
-  new DocumentEditor(docCard, scope, answer, versions.versions);
-  new NotesPanel(notesCard, scope);
+  const off = answer.switch.enabled ? null : answer.switch.disabled_reason;
+  if (off) {
+    docCard.parentElement.before(h("div", { class: "alert info", role: "status", id: "scope-off" }, off, " ",
+      h("a", { href: "#/settings" }, "Open Settings")));
+  }
+  new DocumentEditor(docCard, scope, answer, versions.versions, off);
+  new NotesPanel(notesCard, scope, off);
 }
 
 class DocumentEditor {
-  constructor(card, scope, answer, versions) {
+  constructor(card, scope, answer, versions, off) {
     this.card = card;
     this.scope = scope;
+    this.off = off;
     this.limits = answer.limits;
     this.document = answer.document;
     this.versions = versions;
     this.textarea = h("textarea", {
       id: "doc-text", class: "doc-text", rows: 18, spellcheck: "false",
-      "aria-describedby": "doc-status",
+      "aria-describedby": "doc-status", readOnly: Boolean(off),
       placeholder: `${scope.label} is empty. Write what the agent should always know here, or let nightly consolidation fold older notes in.`,
       oninput: () => this.changed(),
     });
@@ -92,7 +98,7 @@ class DocumentEditor {
   changed() {
     const text = this.textarea.value;
     const dirty = text !== (this.document ? this.document.text : "");
-    this.saveButton.disabled = !dirty;
+    this.saveButton.disabled = !dirty || Boolean(this.off);
     this.discardButton.disabled = !dirty;
     const { soft, hard } = this.limits;
     replace(this.meterSlot, meter(text.length, soft, "Document size against the soft limit"),
@@ -187,13 +193,40 @@ class DocumentEditor {
   }
 }
 
+// What deleting a note does, and where its fact may remain (deleting reaches none of them):
+// the curated document, the profile, the agent's notes and entries, the conversation it came from.
+function remains(scope, note) {
+  const team = scope.kind === "team";
+  const go = (href, text) => h("a", { href }, text);
+  return [
+    h("p", {}, "The note is deleted for good: the agent no longer sees it among the recent notes or finds it with recall."),
+    h("p", {}, "The fact may remain where deleting this note does not reach:"),
+    h("ul", { class: "remains" },
+      h("li", { "data-remains": "document" }, note.consolidated
+        ? `${scope.label}: nightly consolidation already folded this note into it. `
+        : `${scope.label}, if the fact was also written there. `,
+      h("button", { class: "link", type: "button", "data-focus": "doc-text" }, `Edit ${scope.label}`)),
+      h("li", { "data-remains": "profile" }, team
+        ? "What I know about you: the profile of each member who talked about it may hold it (you see yours). "
+        : "What I know about you: your profile, updated after each conversation, may hold it. ",
+      go("#/profile", "Open your profile")),
+      h("li", { "data-remains": "agent" }, "Agent notes: the bounded notes and memory entries the agent keeps may hold it. ",
+        go("#/agent", "Open Agent notes")),
+      h("li", { "data-remains": "threads" }, team
+        ? "The conversations it came from keep their messages, which the agent can search in those threads. "
+        : "The conversation it came from keeps its messages, which the agent can search in that thread. ",
+      go("#/jobs", "Open your conversations"))),
+    h("p", { class: "muted" }, "Forgetting a fact everywhere at once is not available yet: check each of these."),
+  ];
+}
+
 class NotesPanel {
-  constructor(card, scope) {
+  constructor(card, scope, off) {
     this.card = card;
     this.scope = scope;
     this.query = h("input", { type: "search", id: "note-search", name: "q", autocomplete: "off",
-      placeholder: "Search notes", "aria-label": "Search notes" });
-    this.searchButton = h("button", { class: "button", type: "submit" }, "Search");
+      placeholder: "Search notes", "aria-label": "Search notes", disabled: Boolean(off) });
+    this.searchButton = h("button", { class: "button", type: "submit", disabled: Boolean(off) }, "Search");
     this.clearButton = h("button", { class: "button", type: "button", hidden: true,
       onclick: () => this.clearSearch() }, "Clear search");
     this.results = h("div", { class: "results", hidden: true, "aria-live": "polite" });
@@ -264,8 +297,7 @@ class NotesPanel {
   async remove(note) {
     const confirmed = await confirmDialog({
       title: "Delete this note?",
-      body: [h("blockquote", {}, note.text),
-        "It is removed from memory for good: the agent will no longer see or recall it."],
+      body: [h("blockquote", {}, note.text), ...remains(this.scope, note)],
       confirm: "Delete note",
     });
     if (!confirmed) return;

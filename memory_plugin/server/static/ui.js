@@ -94,6 +94,13 @@ export function confirmDialog({ title, body, confirm = "Delete", danger = true }
       resolve(dialog.returnValue === "confirm");
       dialog.remove();
     });
+    // A link (or a [data-focus] button) in the body cancels the dialog, then goes there.
+    dialog.addEventListener("click", (event) => {
+      const target = event.target.closest("a[href], [data-focus]");
+      if (!target) return;
+      dialog.close();
+      if (target.dataset.focus) document.getElementById(target.dataset.focus)?.focus();
+    });
     document.body.append(dialog);
     dialog.showModal();
   });
