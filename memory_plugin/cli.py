@@ -93,8 +93,9 @@ def _port(value: str) -> int:
 
 
 def _dev_user(args: argparse.Namespace) -> dict[str, Any]:
-    """The development token's user: `--user`, member of each `--workspace`, admin of every
-    settings layer (platform, org and each `--space`)."""
+    """The development token's user: `--user`, member of each `--workspace` (and, as the
+    app checks on each request, of every workspace holding their personal memory), admin of
+    every settings layer (platform, org and each `--space`)."""
     from memory_plugin.namespaces import check_id
 
     spaces = [check_id(space, what="--space") for space in dict.fromkeys(args.space or ())]
@@ -123,7 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
     token = None if token_file else secrets.token_urlsafe(24)
     tokens: Any = token_file or {token: _dev_user(args)}
     store = parse_url(args.url).display
-    app = create_app(url=args.url, tokens=tokens)
+    app = create_app(url=args.url, tokens=tokens, workspaces_from_store=token is not None)
     host = _WILDCARDS.get(args.host, args.host)
     address = f"http://{f'[{host}]' if ':' in host else host}:{args.port}/"
     if token is not None and args.host not in _LOOPBACK:
@@ -359,8 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--workspace",
         action="append",
-        help="a workspace the development user is a member of (repeatable; default: personal, "
-        "`chat`'s default workspace)",
+        help="a workspace the development user is a member of, besides every workspace "
+        "holding their personal memory (repeatable; default: personal, `chat`'s default "
+        "workspace)",
     )
     serve.add_argument(
         "--space",

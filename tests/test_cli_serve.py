@@ -17,6 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memory_plugin import MemoryContext, connect
+from memory_plugin.scoped import ScopedMemory
+
 pytest.importorskip("uvicorn")
 pytest.importorskip("fastapi")
 
@@ -157,6 +160,10 @@ def test_serve_on_every_interface_prints_a_local_url_and_warns(tmp_path: Path) -
 def test_serve_with_a_token_file_prints_no_token(tmp_path: Path, how: str) -> None:
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps({"ann-secret": {"identity": "ann", "workspaces": ["acme"]}}))
+    with connect(f"sqlite:///{tmp_path / 'console.db'}") as backend:
+        ScopedMemory(backend.store).remember(
+            MemoryContext(user_id="ann", workspace_id="personal"), "Ann's dog is called Rex"
+        )
     args = ("--tokens", str(tokens)) if how == "option" else ()
     env = {"MEMORY_AUTH_TOKENS": str(tokens)} if how == "env" else {}
     with serving(tmp_path, *args, **env) as console:
@@ -165,6 +172,9 @@ def test_serve_with_a_token_file_prints_no_token(tmp_path: Path, how: str) -> No
         me = console.get("/api/me", "ann-secret")
         assert me.status_code == 200 and me.json()["user_id"] == "ann"
         assert me.json()["admin"] == []
+        assert me.json()["workspaces"] == ["acme"]
+        hidden = console.get("/api/personal/notes?workspace=personal", "ann-secret")
+        assert hidden.json() == {"detail": "not found"}
 
 
 @pytest.mark.parametrize(
@@ -195,9 +205,8 @@ def test_serve_refuses_bad_options_before_listening(
     assert not (tmp_path / ".memory").exists()
 
 
-def test_what_chat_remembered_is_the_consoles_first_page(tmp_path: Path) -> None:
-    """The README's walk-through: chat as $USER, then serve: the console's first personal
-    scope is the one chat wrote to."""
+def _chat_as_ann(tmp_path: Path, text: str) -> str:
+    """`memory-plugin chat` as $USER ann on the console's SQLite file: what it printed."""
     told = subprocess.run(
         [
             sys.executable,
@@ -207,7 +216,7 @@ def test_what_chat_remembered_is_the_consoles_first_page(tmp_path: Path) -> None
             "--url",
             f"sqlite:///{tmp_path / 'console.db'}",
         ],
-        input="Remember that my dog is called Rex.\n",
+        input=f"{text}\n",
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -215,10 +224,41 @@ def test_what_chat_remembered_is_the_consoles_first_page(tmp_path: Path) -> None
         timeout=300,
         check=True,
     )
-    assert "Rex" in told.stdout
+    return told.stdout
+
+
+def test_what_chat_remembered_is_the_consoles_first_page(tmp_path: Path) -> None:
+    """The README's walk-through: chat as $USER, then serve: the console's first personal
+    scope is the one chat wrote to."""
+    assert "Rex" in _chat_as_ann(tmp_path, "Remember that my dog is called Rex.")
     with serving(tmp_path, USER="ann") as console:
         token = console.token()
         first = console.get("/api/me", token).json()["scopes"][0]
         notes = console.get(first["path"].replace("?", "/notes?"), token).json()
     assert first["kind"] == "personal"
     assert any("Rex" in note["text"] for day in notes["days"] for note in day["notes"])
+
+
+def test_serve_shows_what_chat_made_in_any_workspace_and_its_threads(tmp_path: Path) -> None:
+    """Chat in its default workspace, then serve for another one: the development user is
+    still offered the chat's workspace, and the chat's thread is theirs to summarize."""
+    _chat_as_ann(tmp_path, "Remember that my dog is called Rex.")
+    args = ("--workspace", "acme")
+    with serving(tmp_path, *args, USER="ann", MEMORY_COMPACTION_MANUAL="true") as console:
+        token = console.token()
+        me = console.get("/api/me", token).json()
+        notes = console.get("/api/personal/notes?workspace=personal", token).json()
+        threads = console.get("/api/threads", token).json()
+        summary = httpx.post(
+            f"{console.base}/api/threads/user%3Apersonal%3Aann%3Amain/summarize",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+    assert me["workspaces"] == ["acme", "personal"]
+    assert me["scopes"][0]["workspace"] == "acme"
+    assert any("Rex" in note["text"] for day in notes["days"] for note in day["notes"])
+    assert [thread["thread_id"] for thread in threads["threads"]] == ["user:personal:ann:main"]
+    assert threads["threads"][0]["last_message"] == "Remember that my dog is called Rex."
+    assert threads["summarize"]["enabled"] is True
+    assert summary.status_code == 200 and summary.json()["kind"] == "manual"
+    assert summary.json()["status"] != "failed", summary.json()

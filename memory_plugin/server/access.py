@@ -7,6 +7,7 @@ change answers 403 with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sqlite3
 from collections.abc import Iterable, Mapping
@@ -29,6 +30,7 @@ from memory_plugin.errors import (
 from memory_plugin.namespaces import encode_id
 from memory_plugin.server.headers import security_headers
 from memory_plugin.server.tokens import bearer_token
+from memory_plugin.server.workspaces import memory_workspaces
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,11 @@ class Caller:
         """Whether the caller administers the platform settings layer."""
         return "platform" in self.admin
 
+    def joining(self, workspaces: Iterable[str]) -> Caller:
+        """The caller, a member of `workspaces` too."""
+        joined = dict.fromkeys([*self.workspaces, *workspaces])
+        return dataclasses.replace(self, workspaces=tuple(joined))
+
     def member(self, workspace: str) -> bool:
         """Whether the caller belongs to `workspace`."""
         return workspace in self.workspaces
@@ -141,10 +148,11 @@ class Caller:
             raise NotFound from None
 
 
-def authenticated(
+async def authenticated(
     request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Caller:
-    """The caller of a request: the user of its bearer token, else 401."""
+    """The caller of a request: the user of its bearer token, else 401; with the app's
+    `workspaces_from_store`, a member of every workspace where they have personal memory."""
     token = bearer_token(authorization)
     user = request.app.state.authenticate(token) if token is not None else None
     if user is None:
@@ -153,7 +161,11 @@ def authenticated(
             detail="missing or unknown bearer token",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return Caller.of(user)
+    caller = Caller.of(user)
+    if not request.app.state.workspaces_from_store:
+        return caller
+    store = request.app.state.console.store
+    return caller.joining(await memory_workspaces(store, caller.user_id, caller.org_id))
 
 
 CallerDep = Annotated[Caller, Depends(authenticated)]

@@ -105,13 +105,17 @@ def create_app(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     model: BaseChatModel | None = None,
     authenticate: Authenticate | None = None,
+    workspaces_from_store: bool = False,
 ) -> FastAPI:
     """The console over `store` (and `checkpointer`, for Summarize now), or over the backend
     `url` opens (memory_plugin.connect's default without one). Callers authenticate with
     bearer tokens: `authenticate(token)` gives the user mapping, by default the token table
     `tokens` (a mapping, a JSON file, else $MEMORY_AUTH_TOKENS). `model` compresses,
     consolidates and summarizes (default: $MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else
-    the offline model); `settings` are the defaults under the store's layers."""
+    the offline model); `settings` are the defaults under the store's layers. A caller is a
+    member of exactly the workspaces their token names; with `workspaces_from_store` also of
+    every workspace where the store holds personal memory of theirs (the development token of
+    `memory-plugin serve`, which like the chatbot trusts the workspace a run names)."""
     if authenticate is None:
         authenticate = load_tokens(tokens).get
     chosen = model or default_model()
@@ -129,6 +133,7 @@ def create_app(
     app.add_middleware(RequestLimits)
     app.add_middleware(SecurityHeaders)
     app.state.authenticate = authenticate
+    app.state.workspaces_from_store = workspaces_from_store
     if store is not None:
         app.state.console = Console(store, chosen, checkpointer, settings)
     app.add_exception_handler(NotFound, not_found_answer)
