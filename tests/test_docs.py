@@ -4,9 +4,8 @@ The rule, block by block (like langmem's docstring-example test, for Markdown):
 
 - ```python blocks run whole, each in its own subprocess with this venv's python, in an empty
   temporary working directory, with no `MEMORY_*` or `OPENAI_*` variables set, under a
-  timeout; they must exit 0. A python block followed directly by a ```text block promises
-  that output: every non-empty line of the text block must appear in what the snippet
-  printed. Snippets use `memory_plugin.OfflineModel()`, so no key and no network is needed.
+  timeout; they must exit 0. Snippets use `memory_plugin.OfflineModel()`, so no key and no
+  network is needed.
 - ```bash blocks run the same way with `bash -e`, this venv's `bin/` first on PATH, unless a
   line installs packages (`pip install`) or starts a server (`langgraph dev`, `memory-plugin
   serve`): those need the network or a port, and are the only bash blocks not run (the
@@ -17,6 +16,15 @@ The rule, block by block (like langmem's docstring-example test, for Markdown):
 - Every other fence (```text, ```console, ```json, ...) is output or an illustration and is
   not run; commands that cannot run here (a crontab line, a client of a running LangGraph
   Server) are written that way, with a note in the text.
+
+A ```text block directly after a python or bash block shows what that block prints, and all
+of it: the printed lines (stdout, trailing spaces and blank lines around it dropped) are the
+shown lines, in order, blank lines between them included, with nothing left out unless the
+doc marks the cut. A line that is `...` alone stands for any number of printed lines (zero or
+more); `...` inside a line stands for any text within that line (a date, a token); a printed
+`...` matches itself. Every such block runs, so every output shown this way is compared; a
+```text block after prose is an illustration (a server's first lines, a table from a large
+store) and is not.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
 NOT_RUN = ("pip install", "langgraph dev", "memory-plugin serve")
 TIMEOUT = 180
+CUT = "..."
 
 
 @dataclass
@@ -60,10 +69,24 @@ def blocks() -> list[Block]:
             nxt = fences[n + 1] if n + 1 < len(fences) else None
             expected: list[str] = []
             if nxt and nxt.group(1) == "text" and not text[fence.end() : nxt.start()].strip():
-                expected = [line.strip() for line in nxt.group(2).splitlines() if line.strip()]
+                expected = output_lines(nxt.group(2))
             line = text.count("\n", 0, fence.start()) + 1
             found.append(Block(str(page.relative_to(ROOT)), line, lang, code, expected))
     return found
+
+
+def output_lines(text: str) -> list[str]:
+    """The lines of an output, trailing spaces and the blank lines around it dropped."""
+    return [line.rstrip() for line in text.strip("\n").splitlines()] if text.strip() else []
+
+
+def printed_as_shown(shown: list[str], printed: str) -> bool:
+    """Whether the printed output is the shown one, `...` standing for what the doc cuts."""
+    pattern = "".join(
+        r"(?:.*\n)*" if line == CUT else ".*".join(map(re.escape, line.split(CUT))) + "\n"
+        for line in shown
+    )
+    return re.fullmatch(pattern, "".join(f"{line}\n" for line in output_lines(printed))) is not None
 
 
 def runnable() -> list[Block]:
@@ -93,8 +116,43 @@ def test_code_block_runs_as_pasted(block: Block, tmp_path: Path) -> None:
         timeout=TIMEOUT,
     )
     assert done.returncode == 0, f"{block} failed:\n{done.stdout}\n{done.stderr}"
-    for line in block.expected:
-        assert line in done.stdout, f"{block} did not print {line!r}:\n{done.stdout}"
+    if block.expected:
+        shown = "\n".join(block.expected)
+        assert printed_as_shown(block.expected, done.stdout), (
+            f"{block} printed what its doc does not show (mark a cut with `...`):\n"
+            f"--- shown\n{shown}\n--- printed\n{done.stdout}"
+        )
+
+
+@pytest.mark.parametrize(
+    ("shown", "printed", "same"),
+    [
+        ("a\nb", "a\nb\n", True),
+        ("a\nb", "a\n", False),
+        ("a", "a\nb\n", False),
+        ("b\na", "a\nb\n", False),
+        ("Friday", "It starts Friday.\n", False),
+        ("a\n\nb", "a\nb\n", False),
+        ("a\n...\nd", "a\nb\nc\nd\n", True),
+        ("a\n...\nd", "a\nd\n", True),
+        ("...\nc", "a\nb\nc\n", True),
+        ("a\n...", "a\nb\n", True),
+        ("a\n...\nd", "a\nb\n", False),
+        ("(noted ...).", "(noted 2026-12-01).\n", True),
+        ("(noted ...).", "(noted 2026-12-01).\nmore\n", False),
+        ("x ...", "x\n", False),
+        ("{'user_id': ...}", "{'user_id': ...}\n", True),
+        ("a  ", "a\n", True),
+    ],
+)
+def test_shown_output_is_what_prints_or_marks_the_cut(shown: str, printed: str, same: bool) -> None:
+    assert printed_as_shown(output_lines(shown), printed) is same
+
+
+def test_every_shown_output_is_compared() -> None:
+    shown = [b for b in blocks() if b.expected]
+    assert len(shown) >= 30
+    assert all(b in runnable() for b in shown), [str(b) for b in shown if b not in runnable()]
 
 
 def test_every_page_is_checked() -> None:
@@ -133,7 +191,7 @@ def test_setting_defaults_quoted_in_the_docs_are_the_code_defaults() -> None:
 
 
 def test_readme_stays_short() -> None:
-    assert len((ROOT / "README.md").read_text().splitlines()) <= 160
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 180
 
 
 def test_docs_links_resolve() -> None:

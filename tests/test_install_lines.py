@@ -35,12 +35,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.conftest import IN_CI
+from tests.test_docs import FENCE, PAGES, ROOT
 
-ROOT = Path(__file__).parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
-FENCE = re.compile(r"^```\w*\n.*?^```\n", re.M | re.S)
 SPAN = re.compile(r"`([^`]+)`")
 COMMAND = re.compile(r"(?:\S*/)?pip3? install\b[^&|;#\n]*")
 CHECKOUT = re.compile(r"\.(?:\[([\w,-]+)\])?")
