@@ -23,6 +23,7 @@ TOKENS = {
     "ann-token": {"identity": "ann"},
     "mallory-token": {"identity": "mallory"},
     "bob-token": {"identity": "bob"},
+    "seven-token": {"identity": "7"},
 }
 ANN = {"Authorization": "Bearer ann-token"}
 MALLORY = {"Authorization": "Bearer mallory-token"}
@@ -36,7 +37,7 @@ def graph_of(backend: Backend) -> Any:
     )
 
 
-def run(backend: Backend, thread: str, text: str, owner: str | None, user: str = "ann") -> None:
+def run(backend: Backend, thread: str, text: str, owner: Any, user: str = "ann") -> None:
     """One turn of `user` on `thread`, its runs recording `owner` (none: as before owners)."""
     config: Any = {"configurable": {"thread_id": thread}}
     if owner is not None:
@@ -106,7 +107,8 @@ def test_threads_come_newest_first_a_page_at_a_time(backend: Backend) -> None:
 
 def test_the_owner_is_the_newest_one_a_checkpoint_records(backend: Backend) -> None:
     """A fork (update_state, as the chatbot takes back a failed turn) records no owner and
-    keeps the thread its owner's; a later run recording another owner makes it theirs."""
+    keeps the thread its owner's; a later run recording another owner makes it theirs, and
+    one recording an owner that is no user id (7, not "7") makes it nobody's."""
     run(backend, "forked", "Remember that the fork keeps its owner.", owner="ann")
     graph = graph_of(backend)
     config: Any = {"configurable": {"thread_id": "forked"}}
@@ -115,7 +117,10 @@ def test_the_owner_is_the_newest_one_a_checkpoint_records(backend: Backend) -> N
     assert OWNER_METADATA_KEY not in graph.get_state(config).metadata
     run(backend, "handed-over", "Hello", owner="ann")
     run(backend, "handed-over", "Hello again", owner="bob", user="bob")
+    run(backend, "numbered", "Hello", owner="ann")
+    run(backend, "numbered", "Hello again", owner=7)
     client = console(backend)
+    assert listed(client, {"Authorization": "Bearer seven-token"})["threads"] == []
     assert [t["thread_id"] for t in listed(client, ANN)["threads"]] == ["forked"]
     assert client.post("/api/threads/forked/summarize", headers=ANN).status_code == 200
     assert [t["thread_id"] for t in listed(client, BOB)["threads"]] == ["handed-over"]

@@ -34,14 +34,21 @@ WITH latest AS (
 )
 SELECT latest.thread_id, latest.checkpoint_id
 FROM latest JOIN owners ON owners.thread_id = latest.thread_id
-WHERE owners.n = 1 AND owners.owner = {text}
+WHERE owners.n = 1 AND owners.owner = {named}
     AND ({text} IS NULL OR latest.checkpoint_id < {text})
 ORDER BY latest.checkpoint_id DESC LIMIT {count}
 """
+# The owner as its JSON value (a JSON null is none), so an owner that is no string (7) names
+# nobody, as in thread_owner.
 SQLITE_OWNED = OWNED.format(
-    owner="json_extract(CAST(metadata AS TEXT), '$.owner')", text="?", count="?"
+    owner="json_extract(CAST(metadata AS TEXT), '$.owner')", named="?", text="?", count="?"
 )
-POSTGRES_OWNED = OWNED.format(owner="metadata->>'owner'", text="%s::text", count="%s")
+POSTGRES_OWNED = OWNED.format(
+    owner="NULLIF(metadata->'owner', 'null'::jsonb)",
+    named="to_jsonb(%s::text)",
+    text="%s::text",
+    count="%s",
+)
 
 
 async def _page(
