@@ -7,7 +7,9 @@ the run instead of skipping.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -23,6 +25,7 @@ from tests.console_seed import SETTINGS, TOKENS, Seeded, seed_api, seed_library
 from tests.pgembed import embedded_postgres_url
 
 BACKENDS = ["memory", "sqlite", "postgres"]
+REQUIRED_EXTRAS = set(os.environ.get("MEMORY_TEST_EXTRAS", "").split())
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -58,8 +61,9 @@ def url_for(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def scratch_postgres_url(postgres_url: str) -> Iterator[str]:
-    """An empty database of its own on the test server (for schema changes), dropped after."""
-    name = "memory_plugin_scratch"
+    """An empty database of its own on the test server (for schema changes), dropped after;
+    named after the test database, so suites run side by side on one server keep apart."""
+    name = f"{urlsplit(postgres_url).path.lstrip('/') or 'memory_plugin'}_scratch"
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
@@ -99,3 +103,36 @@ def seeded(backend: Backend) -> Iterator[tuple[TestClient, Seeded]]:
     client = TestClient(app)
     seed_api(client)
     yield client, keys
+
+
+def missing_packages(extra: str) -> list[str]:
+    """The packages of memory-plugin's optional `extra` that are not installed."""
+    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
+    wanted = [r for r in importlib.metadata.requires("memory-plugin") or [] if marker.search(r)]
+    if not wanted:
+        raise ValueError(f"memory-plugin has no extra {extra!r}")
+    missing = []
+    for requirement in wanted:
+        name = re.match(r"[A-Za-z0-9._-]+", requirement)
+        try:
+            importlib.metadata.version(name.group(0) if name else requirement)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(requirement.split(";")[0].strip())
+    return missing
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked `extra(name)` skips, with the reason, when the extra is not installed;
+    it fails instead when MEMORY_TEST_EXTRAS names the extra (where CI installs it)."""
+    for mark in item.iter_markers("extra"):
+        for extra in mark.args:
+            missing = missing_packages(extra)
+            if not missing:
+                continue
+            reason = (
+                f"needs the `{extra}` extra ({', '.join(missing)} not installed): "
+                f"pip install -e '.[{extra}]'"
+            )
+            if extra in REQUIRED_EXTRAS:
+                pytest.fail(f"MEMORY_TEST_EXTRAS names {extra!r}, but it {reason}")
+            pytest.skip(reason)

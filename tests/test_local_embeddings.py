@@ -1,14 +1,13 @@
 """The `local` extra: offline all-MiniLM-L6-v2 embeddings behind a LangChain Embeddings, used
 by langgraph.json when installed, the hashed-trigram placeholder otherwise.
 
-Tests that need the extra skip with a reason when it is not installed; with
-MEMORY_TEST_LOCAL_EMBEDDINGS=1 (set where CI installs the extra) a missing extra fails."""
+Tests that need the extra are marked `extra("local")`: they skip with the reason when it is not
+installed, and fail when MEMORY_TEST_EXTRAS names it (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -19,23 +18,13 @@ from memory_plugin.scoped import ScopedMemory
 from tests.scoped_helpers import ANN, Clock
 
 ROOT = Path(__file__).resolve().parents[1]
-REQUIRED = os.environ.get("MEMORY_TEST_LOCAL_EMBEDDINGS") == "1"
-
-
-@pytest.fixture
-def needs_local() -> None:
-    if local.local_available():
-        return
-    if REQUIRED:
-        pytest.fail("MEMORY_TEST_LOCAL_EMBEDDINGS=1 but the `local` extra is not installed")
-    pytest.skip("the `local` extra is not installed (pip install -e '.[local]')")
 
 
 def _cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
-@pytest.mark.usefixtures("needs_local")
+@pytest.mark.extra("local")
 def test_local_embeddings_are_normalised_and_semantic() -> None:
     embed = local.LocalEmbeddings()
     cat, kitten, tax = embed.embed_documents(
@@ -48,7 +37,7 @@ def test_local_embeddings_are_normalised_and_semantic() -> None:
     assert embed.embed_documents([]) == []
 
 
-@pytest.mark.usefixtures("needs_local")
+@pytest.mark.extra("local")
 def test_recall_with_local_embeddings_finds_a_paraphrase(backend_url: str) -> None:
     with connect(backend_url, index=local.default_index()) as backend:
         memory = ScopedMemory(backend.store, clock=Clock())

@@ -279,6 +279,7 @@ def _nearest(store: Any, query: str, limit: int) -> list[tuple[str, float]]:
     return [(s.key, s.score) for s in run(store, _ask(VectorSearch(namespace, query, limit)))]
 
 
+@pytest.mark.extra("local")  # the vector cache needs numpy
 def test_sqlite_cached_vectors_answer_as_a_full_scan_after_other_connections_write(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -302,6 +303,7 @@ def test_sqlite_cached_vectors_answer_as_a_full_scan_after_other_connections_wri
     assert full[0][0] == added.key and cached[0][0] not in dict(full)
 
 
+@pytest.mark.extra("local")  # the vector cache needs numpy
 async def test_async_sqlite_cached_vectors_match_the_full_scan(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -324,6 +326,7 @@ async def test_async_sqlite_cached_vectors_match_the_full_scan(
     assert full and cached[0].key not in {s.key for s in full}
 
 
+@pytest.mark.extra("local")  # the vector cache needs numpy
 def test_sqlite_vectors_over_the_cache_budget_are_scanned(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
