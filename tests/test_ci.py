@@ -1,0 +1,90 @@
+"""CI tests with the README's own commands, and a test needing a missing optional extra skips
+with the reason (or fails where CI installed the extra)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tests import conftest
+
+ROOT = Path(__file__).parent.parent
+BASH = re.compile(r"^```bash\n(.*?)^```\n", re.M | re.S)
+
+
+def ci_commands() -> list[str]:
+    """The test and extras commands .ci/run reads from README.md."""
+    script = (ROOT / ".ci" / "run").read_text()
+    reader = script[script.index("readme_command() {") : script.index("TEST_COMMAND=")]
+    wanted = script[script.index("TEST_COMMAND=") : script.index("\nlog ")]
+    shell = f'{reader}{wanted}\nprintf "%s\\n---\\n" "$TEST_COMMAND" "$EXTRAS_COMMAND"'
+    out = subprocess.run(["bash", "-c", shell], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return [part.strip() for part in out.stdout.split("---") if part.strip()]
+
+
+def test_ci_runs_the_readmes_test_command_as_written() -> None:
+    blocks = [block.strip() for block in BASH.findall((ROOT / "README.md").read_text())]
+    chat, tests = blocks[0], blocks[1]
+    assert (
+        chat
+        == "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/memory-plugin chat"
+    )
+    assert tests == 'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/pytest'
+    test_command, extras_command = ci_commands()
+    assert test_command == tests
+    assert extras_command in blocks and "MEMORY_TEST_EXTRAS=local" in extras_command
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    code = [line for line in script if not line.lstrip().startswith("#")]
+    assert [line for line in code if "pip install" in line and "readme_command" not in line] == []
+    assert not any("MEMORY_TEST_POSTGRES_URL=" in line for line in code)
+
+
+@pytest.fixture
+def without_torch(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This environment as if torch were not installed."""
+    real = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "torch":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    yield
+
+
+def marked(*extras: str) -> Any:
+    """A test item marked extra(*extras)."""
+    mark = pytest.mark.extra(*extras).mark
+    return SimpleNamespace(iter_markers=lambda name: [mark] if name == "extra" else [])
+
+
+@pytest.mark.usefixtures("without_torch")
+def test_a_test_needing_a_missing_extra_skips_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(conftest, "REQUIRED_EXTRAS", set())
+    assert conftest.missing_packages("local") == ["torch==2.13.0"]
+    with pytest.raises(pytest.skip.Exception, match=r"needs the `local` extra \(torch==2.13.0"):
+        conftest.pytest_runtest_setup(marked("local"))
+    conftest.pytest_runtest_setup(marked("server"))
+
+
+@pytest.mark.usefixtures("without_torch")
+def test_where_ci_installed_the_extra_a_missing_one_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(conftest, "REQUIRED_EXTRAS", {"local"})
+    with pytest.raises(pytest.fail.Exception, match="MEMORY_TEST_EXTRAS names 'local'"):
+        conftest.pytest_runtest_setup(marked("local"))
+
+
+def test_an_unknown_extra_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no extra 'gpu'"):
+        conftest.missing_packages("gpu")
