@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped import rerank as rerank_module
 from memory_plugin.scoped.recall import Hit
 from memory_plugin.scoped.rerank import CrossEncoderModel, parse_order
+from tests.holds import Hold
 from tests.scoped_helpers import ANN, Clock, failing_model, scripted
 from tests.test_scoped_tools import agent, call, run_turn, tool_replies
 
@@ -31,10 +31,11 @@ ON = {"recall_rerank": True, "recall_rerank_keep": 3, "recall_rerank_candidates"
 
 class RankingModel(BaseChatModel):
     """Stands in for an LLM reranker: answers with the candidate numbers of the prompt
-    reversed (or a fixed answer), recording every prompt; optionally slow."""
+    reversed (or a fixed answer), recording every prompt; optionally held until the test lets
+    it go (a hung provider)."""
 
     answer: str | None = None
-    delay: float = 0.0
+    hold: Any = None
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
 
     @property
@@ -48,18 +49,20 @@ class RankingModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        time.sleep(self.delay)
+        if self.hold is not None:
+            self.hold.wait()
         return self._reply(messages)
 
     async def _agenerate(
         self, messages: list[BaseMessage], *args: Any, **kwargs: Any
     ) -> ChatResult:
-        await asyncio.sleep(self.delay)
+        if self.hold is not None:
+            await asyncio.to_thread(self.hold.wait)
         return self._reply(messages)
 
 
-def ranking(answer: str | None = None, delay: float = 0.0) -> RankingModel:
-    return RankingModel(answer=answer, delay=delay)
+def ranking(answer: str | None = None, hold: Hold | None = None) -> RankingModel:
+    return RankingModel(answer=answer, hold=hold)
 
 
 def seed(memory: ScopedMemory, count: int = 14) -> None:
@@ -175,11 +178,13 @@ def test_a_slow_reranker_times_out_and_keeps_the_fused_order(
     backend: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
     seed(ScopedMemory(backend.store, clock=Clock()))
-    model = ranking(delay=2.0)
-    started = time.monotonic()
-    with caplog.at_level(logging.WARNING):
-        got = reranked(backend, model, k=10, recall_rerank_timeout_ms=100)
-    assert time.monotonic() - started < 1.5
+    hold = Hold()
+    try:
+        with caplog.at_level(logging.WARNING):
+            got = reranked(backend, ranking(hold=hold), k=10, recall_rerank_timeout_ms=100)
+        assert (hold.entered, hold.answered) == (1, 0), "the recall waited for the reranker"
+    finally:
+        hold.release.set()
     assert got == fused(backend, 10)
     assert any("TimeoutError" in r.getMessage() for r in caplog.records)
 
@@ -190,10 +195,13 @@ async def test_a_slow_reranker_times_out_under_async(abackend: Backend) -> None:
         await memory.aremember(ANN, f"project milestone {n}")
     order = bodies(await memory.arecall(ANN, QUERY, 10))
     defaults = MemorySettings(**ON, recall_rerank_timeout_ms=100)
-    slow = ScopedMemory(abackend.store, model=ranking(delay=2.0), defaults=defaults)
-    started = time.monotonic()
-    assert bodies(await slow.arecall(ANN, QUERY, 10)) == order
-    assert time.monotonic() - started < 1.5
+    hold = Hold()
+    slow = ScopedMemory(abackend.store, model=ranking(hold=hold), defaults=defaults)
+    try:
+        assert bodies(await slow.arecall(ANN, QUERY, 10)) == order
+        assert (hold.entered, hold.answered) == (1, 0), "the recall waited for the reranker"
+    finally:
+        hold.release.set()
 
 
 def test_no_model_at_all_keeps_the_fused_order(

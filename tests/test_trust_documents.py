@@ -9,7 +9,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +29,7 @@ from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
 from tests.conftest import url_for
 from tests.fakes import merging_model
 from tests.faults import FaultyStore
+from tests.holds import HeldModel
 from tests.scoped_helpers import ANN, ANN_TEAM, Clock, scripted
 
 ROOT = Path(__file__).parent.parent
@@ -432,14 +432,6 @@ def test_cli_history_and_restore(
         assert doc is not None and (doc.version, doc.text) == (3, "# Ann\n- tea")
 
 
-class HungModel(GenericFakeChatModel):
-    """A model whose provider stalls for ten seconds before answering."""
-
-    def _generate(self, *args: Any, **kwargs: Any) -> Any:
-        time.sleep(10)
-        return super()._generate(*args, **kwargs)
-
-
 def test_hung_consolidation_and_compression_give_up_after_their_timeouts(
     backend: Backend,
 ) -> None:
@@ -451,13 +443,16 @@ def test_hung_consolidation_and_compression_give_up_after_their_timeouts(
         ANN,
         set={"consolidation_timeout_seconds": 1.0, "compression_timeout_seconds": 1.0},
     )
-    started = time.monotonic()
-    report = consolidate(backend.store, HungModel(messages=iter([AIMessage(FOLDED)])), now=clock())
-    assert time.monotonic() - started < 6
-    assert "did not answer within 1 s" in (report.failed[0].error or "")
-    memory.model = HungModel(messages=iter([AIMessage(COMPRESSED)]))
-    started = time.monotonic()
-    with pytest.raises(MemoryWriteError, match="did not answer within 1 s"):
-        memory.write_document(ANN, LONG)
-    assert time.monotonic() - started < 6
+    folding, compressing = HeldModel(answer=FOLDED), HeldModel(answer=COMPRESSED)
+    try:
+        report = consolidate(backend.store, folding, now=clock())
+        assert "did not answer within 1 s" in (report.failed[0].error or "")
+        memory.model = compressing
+        with pytest.raises(MemoryWriteError, match="did not answer within 1 s"):
+            memory.write_document(ANN, LONG)
+        held = [model.hold for model in (folding, compressing)]
+        assert [(h.entered, h.answered) for h in held] == [(1, 0), (1, 0)], "waited for a model"
+    finally:
+        for model in (folding, compressing):
+            model.hold.release.set()
     assert_untouched(memory)

@@ -1,14 +1,14 @@
 """Best effort means best effort (issue 9, point 7) for backends and the whole turn.
 
-A PostgreSQL server that stops costs a turn at most a few seconds (the store timeout), and the
-turn after it is back uses memory again; a store that is down, slow, read-only or full never
-stops the answer of a create_memory_graph turn, under invoke and ainvoke, on every backend,
-and nothing stored before is lost.
+A PostgreSQL server that stops costs a turn no wait (every store call fails at once, none
+waits out the store timeout), and the turn after it is back uses memory again; a store that
+is down, slow, read-only or full never stops the answer of a create_memory_graph turn, under
+invoke and ainvoke, on every backend, and nothing stored before is lost.
 """
 
 from __future__ import annotations
 
-import time
+import logging
 import uuid
 from typing import Any
 
@@ -26,8 +26,10 @@ from memory_plugin.settings import MemorySettings
 from tests.faults import FAULTS, Fault, FaultyStore
 from tests.tcp_proxy import TcpProxy
 
-DEFAULT_TIMEOUT = MemorySettings().store_timeout_seconds
-MARGIN = 3.0
+WAITED = "no free connection"
+"""What a store call says when it waited out the store timeout."""
+REFUSED = "cannot be reached; try again shortly"
+"""What it says when it failed at once, the server being down."""
 
 
 def call(name: str, **args: Any) -> AIMessage:
@@ -74,7 +76,7 @@ def _kept(before: tuple[list[str], str | None, dict[str, Any]], store: Any, ctx:
 
 
 def test_a_stopped_postgres_costs_a_turn_seconds_and_the_next_turn_works(
-    postgres_url: str,
+    postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     ctx = _context()
     script = [*SEED, call("recall", query="freeze"), "Still here.", "Welcome back."]
@@ -87,10 +89,10 @@ def test_a_stopped_postgres_costs_a_turn_seconds_and_the_next_turn_works(
         assert before[0] == ["The release freeze starts Friday"]
 
         proxy.stop()
-        started = time.monotonic()
-        result = graph.invoke(*_turn("What is frozen?", "t1"), context=ctx)
+        with caplog.at_level(logging.WARNING):
+            result = graph.invoke(*_turn("What is frozen?", "t1"), context=ctx)
         assert _answer(result) == "Still here."
-        assert time.monotonic() - started < DEFAULT_TIMEOUT + MARGIN
+        assert REFUSED in caplog.text and WAITED not in caplog.text
 
         proxy.start()
         assert _answer(graph.invoke(*_turn("I'm back.", "t2"), context=ctx)) == "Welcome back."
@@ -98,7 +100,7 @@ def test_a_stopped_postgres_costs_a_turn_seconds_and_the_next_turn_works(
 
 
 async def test_a_stopped_postgres_costs_an_async_turn_seconds_and_the_next_turn_works(
-    postgres_url: str,
+    postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     ctx = _context()
     script = [*SEED, call("recall", query="freeze"), "Still here.", "Welcome back."]
@@ -113,10 +115,10 @@ async def test_a_stopped_postgres_costs_an_async_turn_seconds_and_the_next_turn_
             assert [n.body for n in notes] == ["The release freeze starts Friday"]
 
             proxy.stop()
-            started = time.monotonic()
-            result = await graph.ainvoke(*_turn("What is frozen?", "t1"), context=ctx)
+            with caplog.at_level(logging.WARNING):
+                result = await graph.ainvoke(*_turn("What is frozen?", "t1"), context=ctx)
             assert _answer(result) == "Still here."
-            assert time.monotonic() - started < DEFAULT_TIMEOUT + MARGIN
+            assert REFUSED in caplog.text and WAITED not in caplog.text
 
             proxy.start()
             back = await graph.ainvoke(*_turn("I'm back.", "t2"), context=ctx)
@@ -136,12 +138,13 @@ def test_the_store_timeout_bounds_a_hung_postgres(
         monkeypatch.setenv("MEMORY_STORE_TIMEOUT_SECONDS", "1")
     with TcpProxy(postgres_url) as proxy, connect(proxy.proxied_url, **options) as backend:
         backend.store.put(("probe",), "k", {"v": 1})
+        pool = backend.store.conn  # type: ignore[attr-defined]
+        assert (pool.timeout, pool.kwargs["connect_timeout"]) == (1.0, 1)
         proxy.hang()
         for _ in range(3):
-            started = time.monotonic()
-            with pytest.raises(psycopg.OperationalError):
+            with pytest.raises(psycopg.OperationalError) as raised:
                 backend.store.get(("probe",), "k")
-            assert time.monotonic() - started < 1.0 + MARGIN
+            assert WAITED not in str(raised.value) or "within 1 s" in str(raised.value)
         proxy.stop()
         proxy.start()
         item = backend.store.get(("probe",), "k")

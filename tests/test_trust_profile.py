@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -16,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
 from memory_plugin.profile.budget import body
@@ -25,6 +25,7 @@ from memory_plugin.profile.guard import takes_back
 from memory_plugin.profile.memory import KEY, ProfileMemory
 from memory_plugin.scope import profile_scope
 from tests.fakes import ProfileModel
+from tests.holds import Hold
 from tests.test_profile import ANN, CASES, NOW, base_for, big_profile, profile_graph, seed
 
 IDENTITY = base_for("ann").bullets("Identity")
@@ -110,17 +111,17 @@ def test_the_discard_and_its_reason_are_a_memory_event(backend: Backend) -> None
 
 
 class Hung(ProfileModel):
-    """A profile model that hangs until released (or 10 s), then adds a bullet."""
+    """A profile model held until the test lets it go, then adds a bullet."""
 
-    release: Any = None
+    hold: Any = Field(default_factory=Hold)
 
     def _answer(self, prompt: str) -> str:
-        self.release.wait(10)
+        self.hold.wait()
         return rewrite("Identity", (*IDENTITY, "Likes tea."))
 
 
 def hung_model() -> Hung:
-    return Hung(release=threading.Event())
+    return Hung()
 
 
 def test_a_hung_model_never_holds_the_turn_past_the_timeout(backend: Backend) -> None:
@@ -128,7 +129,6 @@ def test_a_hung_model_never_holds_the_turn_past_the_timeout(backend: Backend) ->
     LayeredSettings(backend.store).update("platform", ANN, set={"profile_timeout_seconds": 1})
     model = hung_model()
     graph, _ = profile_graph(backend, [AIMessage("Tea it is!")], model)
-    started = time.monotonic()
     try:
         chunks = list(
             graph.stream(
@@ -138,9 +138,10 @@ def test_a_hung_model_never_holds_the_turn_past_the_timeout(backend: Backend) ->
                 stream_mode="custom",
             )
         )
+        assert model.hold.answered == 0, "the turn waited for the model"
     finally:
-        model.release.set()
-    assert time.monotonic() - started < 5
+        model.hold.release.set()
+    assert model.hold.entered == 1
     (event,) = [e for e in profile_events(chunks) if e["action"] != "loaded"]
     assert event["action"] == "failed" and "1 s" in event["details"]["reason"]
     assert ProfileMemory(backend.store).read(ANN) == base_for("ann")
@@ -153,13 +154,13 @@ async def test_a_hung_model_never_holds_an_async_turn(abackend: Backend) -> None
     )
     model = hung_model()
     memory = memory_for(abackend.store, model)
-    started = time.monotonic()
     try:
         with pytest.raises(TimeoutError):
             await memory.aconsolidate(ANN, "I like tea", "Noted.")
+        assert model.hold.answered == 0, "the turn waited for the model"
     finally:
-        model.release.set()
-    assert time.monotonic() - started < 5
+        model.hold.release.set()
+    assert model.hold.entered == 1
     assert await memory.aread(ANN) == base_for("ann")
 
 
@@ -168,13 +169,13 @@ class Condensing(ProfileModel):
     `condensed` (or hangs on it until released)."""
 
     condensed: str = ""
-    release: Any = None
+    hold: Any = None
 
     def _answer(self, prompt: str) -> str:
         if "<exchange>" in prompt:
             return render(big_profile("ann"))
-        if self.release is not None:
-            self.release.wait(10)
+        if self.hold is not None:
+            self.hold.wait()
         return self.condensed
 
 
@@ -219,13 +220,13 @@ def test_a_hung_condensation_falls_back_to_truncation_within_the_timeout(
 ) -> None:
     settings = {"profile_max_tokens": 800, "profile_timeout_seconds": 1}
     LayeredSettings(backend.store).update("platform", ANN, set=settings)
-    model = Condensing(release=threading.Event())
-    started = time.monotonic()
+    model = Condensing(hold=Hold())
     try:
         result = memory_for(backend.store, model).consolidate(ANN, "all my projects", "Noted.")
+        assert model.hold.answered == 0, "the consolidation waited for the condensation"
     finally:
-        model.release.set()
-    assert time.monotonic() - started < 5
+        model.hold.release.set()
+    assert model.hold.entered == 1
     assert result.status == "updated" and result.profile is not None and result.profile.truncated
 
 
