@@ -4,7 +4,8 @@
 $MEMORY_MODEL (`openai:gpt-4o-mini`, with OPENAI_BASE_URL for any OpenAI-compatible server);
 with none it says so and chats on the built-in offline model. A turn that fails (the model
 unreachable, a timeout, a rate limit) prints one line and is taken back, so the thread is as
-it was before it. `memory-plugin demo` plays a scripted tour through the very same graph.
+it was before it; Ctrl-C cancels a turn the same way at once, even while a model call hangs.
+`memory-plugin demo` plays a scripted tour through the very same graph.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, TextIO, cast
@@ -25,6 +27,7 @@ from langchain_core.tools import tool
 from langgraph.types import StateSnapshot
 
 from memory_plugin.backends import Backend, connect
+from memory_plugin.cancellable import cancellable, ctrl_c_cancels
 from memory_plugin.context import MemoryContext
 from memory_plugin.demo import DemoModel
 from memory_plugin.graph import create_memory_graph
@@ -74,8 +77,9 @@ class Chat:
         self, backend: Backend, model: BaseChatModel, ctx: MemoryContext, thread: str, out: TextIO
     ) -> None:
         self.backend, self.ctx, self.out = backend, ctx, out
+        self.cancel = threading.Event()
         self.graph = create_memory_graph(
-            model,
+            cancellable(model, self.cancel),
             [fetch_page],
             store=backend.store,
             checkpointer=backend.checkpointer,
@@ -97,14 +101,16 @@ class Chat:
 
     def send(self, text: str) -> None:
         """One turn: stream memory events, print the answer. A turn that fails prints one
-        line and is taken back, so the thread is as it was before it (Ctrl-C too)."""
+        line and is taken back, so the thread is as it was before it; Ctrl-C cancels it at
+        once, a model call in flight included."""
         try:
             before = self.graph.get_state(self.config)
         except Exception as exc:
             self.say(f"  ! {problem(exc, 'the thread could not be read')}; try again.")
             return
         try:
-            self._stream(text)
+            with ctrl_c_cancels(self.cancel):
+                self._stream(text)
         except (Exception, KeyboardInterrupt) as exc:
             logger.debug("the turn failed", exc_info=True)
             kept = self._take_back(before)
@@ -185,13 +191,14 @@ class Chat:
         return [*messages, *rest], [*times, *[None] * len(rest)]
 
     def command(self, line: str) -> bool:
-        """Run a slash command; False when the user quits."""
+        """Run a slash command (Ctrl-C cancels it); False when the user quits."""
         name, _, arg = line.partition(" ")
         if name == "/quit":
             return False
         try:
-            self._command(name, arg.strip())
-        except Exception as exc:
+            with ctrl_c_cancels(self.cancel):
+                self._command(name, arg.strip())
+        except (Exception, KeyboardInterrupt) as exc:
             logger.debug("%s failed", name, exc_info=True)
             self.say(f"  ! {problem(exc, f'{name} failed')}")
         return True

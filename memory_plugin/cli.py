@@ -253,8 +253,9 @@ def _chat_options(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=float,
         default=60.0,
-        help="seconds one model request may take before the turn fails (openai, azure_openai "
-        "and anthropic models; default: 60)",
+        help="a model call's whole budget in seconds: the request is sent once, not retried, "
+        "and the turn fails when it takes longer (openai, azure_openai and anthropic models; "
+        "default: 60)",
     )
 
 
@@ -334,7 +335,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     chat = commands.add_parser(
         "chat",
         help="chat with memory (on the built-in offline model when no model is configured)",
-        description="Chat in the terminal with durable memory; /help lists the commands.",
+        description="Chat in the terminal with durable memory; /help lists the commands. "
+        "Ctrl-C cancels a turn or command at once (the turn is taken back); at the prompt it "
+        "quits.",
     )
     _chat_options(chat)
     chat.set_defaults(run=_chat)

@@ -35,14 +35,16 @@ def _load_object(spec: str) -> Any:
 
 
 TIMEOUT_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
-"""Providers whose LangChain chat model takes `timeout` (seconds per request)."""
+"""Providers whose LangChain chat model takes `timeout` (seconds per request) and
+`max_retries`."""
 
 
 def resolve_model(spec: str | None = None, *, timeout: float | None = None) -> BaseChatModel:
     """A chat model from `spec` or $MEMORY_MODEL.
 
     `provider:model` (for example `openai:gpt-4o-mini`) goes through LangChain's
-    `init_chat_model`, with `timeout` and one retry for the providers in TIMEOUT_PROVIDERS;
+    `init_chat_model`; for the providers in TIMEOUT_PROVIDERS `timeout` is a call's whole
+    budget: one request of at most `timeout` seconds, never retried;
     `package.module:name` or `path/to/file.py:name` names a chat model object, or a function
     returning one (set its timeout there).
     """
@@ -63,7 +65,7 @@ def resolve_model(spec: str | None = None, *, timeout: float | None = None) -> B
             provider = location.lower()
             limits: dict[str, Any] = {}
             if timeout is not None and provider in TIMEOUT_PROVIDERS:
-                limits = {"timeout": timeout, "max_retries": 1}
+                limits = {"timeout": timeout, "max_retries": 0}
             model = init_chat_model(spec, **limits)
     except MemoryPluginError:
         raise

@@ -4,10 +4,14 @@ restore."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import version
 from pathlib import Path
@@ -19,6 +23,7 @@ from memory_plugin.chat import thread_id
 from memory_plugin.plans import run
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.thread.journal import entries_plan
+from tests.openai_server import API_KEY, OpenAIServer, hang, text
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = Path(sys.executable).parent / "memory-plugin"
@@ -26,23 +31,92 @@ FLAKY = "tests.chat_models:flaky_model"
 ANN = MemoryContext(user_id="ann", workspace_id="personal")
 
 
-def cli(
-    cwd: Path, *args: str, stdin: str = "", model: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the installed console script in cwd, with no MEMORY_* setting but `model`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+def environment(model: str | None = None, openai_url: str | None = None) -> dict[str, str]:
+    """The console script's environment: no MEMORY_* or OPENAI_* setting but `model` and, for
+    an OpenAI-compatible server, its URL and a key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "OPENAI_"))}
     env["PYTHONPATH"] = str(ROOT)
     if model:
         env["MEMORY_MODEL"] = model
+    if openai_url:
+        env |= {"OPENAI_BASE_URL": openai_url, "OPENAI_API_KEY": API_KEY}
+    return env
+
+
+def cli(
+    cwd: Path, *args: str, stdin: str = "", model: str | None = None, openai_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script in cwd, with no MEMORY_* setting but `model`."""
     return subprocess.run(
         [str(SCRIPT), *args],
         cwd=cwd,
-        env=env,
+        env=environment(model, openai_url),
         input=stdin,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+class Running:
+    """The console script running in cwd, its output read as it comes (a pipe, not a pty)."""
+
+    def __init__(self, cwd: Path, *args: str, env: dict[str, str]) -> None:
+        self.errors = cwd / "stderr.txt"
+        with self.errors.open("w") as errors:
+            self.process = subprocess.Popen(
+                [str(SCRIPT), *args],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+            )
+        self._out: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        with self.process.stdout as stdout:
+            while chunk := stdout.read(1):
+                self._out.append(chunk)
+
+    @property
+    def out(self) -> str:
+        """Everything printed so far."""
+        return "".join(self._out)
+
+    def wait_for(self, shown: Callable[[str], bool], what: str, seconds: float = 60) -> None:
+        """Wait until the output shows something; fail (and stop the process) if it never does."""
+        deadline = time.monotonic() + seconds
+        while not shown(self.out):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.process.kill()
+                pytest.fail(f"never showed {what}:\n{self.out}")
+            time.sleep(0.05)
+
+    def type(self, line: str) -> None:
+        """Type a line at the prompt."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def exit_code(self) -> int:
+        """The exit code, after at most a minute (stdin left open: the process ends by itself)."""
+        code = self.process.wait(timeout=60)
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return code
+
+    def stderr(self) -> str:
+        """What the process wrote to stderr."""
+        return self.errors.read_text()
+
+
+def prompt_after(marker: str) -> Callable[[str], bool]:
+    """Whether the output shows `marker` and then the prompt again."""
+    return lambda out: marker in out and "you> " in out.split(marker, 1)[1]
 
 
 def said(out: str) -> list[str]:
@@ -245,22 +319,62 @@ def test_history_and_restore_through_the_console_script(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_at_the_prompt_leaves_quietly(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    chat = subprocess.Popen(
-        [str(SCRIPT), "chat", "--user", "ann"],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert chat.stdout is not None
-    started = ""
-    while "Type a message" not in started and (line := chat.stdout.readline()):
-        started += line
-    assert "Type a message" in started
-    chat.send_signal(signal.SIGINT)
-    _, err = chat.communicate(timeout=60)
-    assert chat.returncode == 0, err
-    assert "Traceback" not in err
+    chat = Running(tmp_path, "chat", "--user", "ann", env=environment())
+    chat.wait_for(prompt_after("Type a message"), "the prompt")
+    chat.process.send_signal(signal.SIGINT)
+    assert chat.exit_code() == 0, chat.stderr()
+    assert "Traceback" not in chat.stderr()
+
+
+def test_ctrl_c_cancels_a_model_call_that_never_answers(backend_url: str, tmp_path: Path) -> None:
+    """The first Ctrl-C ends a turn (or /summarize) at once, not at the model's timeout (here
+    300 s): one line, a turn taken back, the prompt again; a second Ctrl-C at the prompt quits."""
+    told = "Remember that the release freeze starts on Friday."
+    with OpenAIServer(lifetime=300) as server:
+        server.script(hang(300), text("Hello, Ann!"), text("NOOP"), text("Fine."), text("NOOP"))
+        server.script(hang(300))
+        args = ("chat", "--user", "ann", "--url", backend_url, "--model", "openai:gpt-test")
+        env = environment(None, server.base_url) | {"MEMORY_COMPACTION_MANUAL": "true"}
+        chat = Running(tmp_path, *args, "--timeout", "300", env=env)
+        chat.wait_for(prompt_after("Type a message"), "the prompt")
+        chat.type(told)
+        chat.wait_for(lambda out: len(server.completions) == 1, "the model call")
+        chat.process.send_signal(signal.SIGINT)
+        interrupted = "  ! interrupted (KeyboardInterrupt); the turn was taken back, try again."
+        chat.wait_for(prompt_after(interrupted), "the prompt after Ctrl-C")
+        chat.type("Hello")
+        chat.wait_for(prompt_after("assistant> Hello, Ann!"), "the next answer")
+        chat.type("How are you?")
+        chat.wait_for(prompt_after("assistant> Fine."), "the answer after that")
+        chat.type("/summarize")
+        chat.wait_for(lambda out: len(server.completions) == 6, "the summary's model call")
+        chat.process.send_signal(signal.SIGINT)
+        chat.wait_for(prompt_after("  ! interrupted (KeyboardInterrupt)\n"), "/summarize ended")
+        chat.process.send_signal(signal.SIGINT)
+        assert chat.exit_code() == 0, chat.stderr()
+        asked = server.completions[1]
+    assert [m["role"] for m in asked.messages] == ["system", "user"]
+    assert asked.messages[-1]["content"] == "Hello" and told not in json.dumps(asked.body)
+    assert chat.out.count("  ! ") == 2 and "Traceback" not in chat.out + chat.stderr()
+    if backend_url == "memory://":
+        return
+    with connect(backend_url) as backend:
+        journal = run(backend.store, entries_plan(thread_id(ANN, "main")))
+    assert [entry.text for entry in journal if entry.role == "human"] == ["Hello", "How are you?"]
+
+
+def test_the_chat_timeout_is_a_model_calls_whole_budget(backend_url: str, tmp_path: Path) -> None:
+    """--timeout 1 against a server that never answers: the request is sent once (no retry),
+    the turn ends with one line and the chat goes on; --help says so."""
+    with OpenAIServer(lifetime=300) as server:
+        server.script(hang(300), text("Hello, Ann!"), text("NOOP"))
+        args = ("chat", "--url", backend_url, "--model", "openai:gpt-test", "--timeout", "1")
+        done = cli(tmp_path, *args, stdin="Hi\nHello\n/quit\n", openai_url=server.base_url)
+        asked = [r.messages[-1]["content"] for r in server.completions]
+    assert done.returncode == 0, done.stderr
+    (failed, answer) = said(done.stdout)
+    assert failed.startswith("! the model timed out (") and failed.endswith("try again.")
+    assert answer == "assistant> Hello, Ann!"
+    assert asked[:2] == ["Hi", "Hello"]
+    shown = " ".join(cli(tmp_path, "chat", "--help").stdout.split())
+    assert "a model call's whole budget in seconds: the request is sent once, not retried" in shown
