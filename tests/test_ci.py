@@ -72,8 +72,8 @@ def test_a_test_needing_a_missing_extra_skips_with_the_reason(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(conftest, "REQUIRED_EXTRAS", set())
-    assert conftest.missing_packages("local") == ["torch==2.13.0"]
-    with pytest.raises(pytest.skip.Exception, match=r"needs the `local` extra \(torch==2.13.0"):
+    assert "torch==2.13.0" in conftest.missing_packages("local")
+    with pytest.raises(pytest.skip.Exception, match=r"needs the `local` extra \(.*torch==2\.13\.0"):
         conftest.pytest_runtest_setup(marked("local"))
     conftest.pytest_runtest_setup(marked("server"))
 

@@ -12,8 +12,9 @@ packages (not memory-plugin itself), so the line succeeds only if the checkout b
 extras exist and every requirement they name is satisfied; a line naming a package that is
 not there (`memory-plugin[server]`) fails as it fails for a user. The editable build uses
 this venv's setuptools, checked against pyproject.toml's build requirement, instead of an
-isolated one (that would need the index). A line whose requirements this venv lacks (the
-`local` extra's torch on a `.[dev]` install) is skipped with the reason, and fails in CI.
+isolated one (that would need the index). A line needing an extra the `.[dev]` install lacks
+(`local`: torch) is marked extra(...): it skips with the reason on a `.[dev]` install and runs
+in CI's extras step; any other unmet requirement skips with the reason, and fails in CI.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import sysconfig
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
@@ -125,6 +127,32 @@ def distinct_lines() -> list[InstallLine]:
     return list(seen.values())
 
 
+def optional_extras(line: InstallLine) -> list[str]:
+    """The extras a line needs beyond the `dev` install (`local`): for the checkout's extras it
+    names and for an index package one of them lists, those with a requirement `dev` lacks."""
+    installed = names([*PROJECT["dependencies"], *EXTRAS["dev"]])
+    needed = set()
+    for target in line.targets:
+        named = extras_named(target)
+        if named is None:
+            package = canonicalize_name(Requirement(target).name)
+            named = [e for e, specs in EXTRAS.items() if package in names(specs)]
+        needed |= {extra for extra in named if names(EXTRAS[extra]) - installed}
+    return sorted(needed)
+
+
+def names(specs: list[str]) -> set[str]:
+    """The package names of requirement specs."""
+    return {canonicalize_name(Requirement(spec).name) for spec in specs}
+
+
+def as_param(line: InstallLine) -> Any:
+    """The line as a test parameter, marked extra(...) when it needs an optional extra, so it
+    runs where that extra is installed (CI's extras step) and skips with the reason elsewhere."""
+    extras = optional_extras(line)
+    return pytest.param(line, marks=[pytest.mark.extra(*extras)] if extras else [])
+
+
 def offline_env(venv: Path) -> dict[str, str]:
     """This environment with the scratch venv first on PATH and pip offline and unconfigured."""
     drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")
@@ -201,7 +229,7 @@ def test_install_line_names_the_checkout_or_a_dependency(line: InstallLine) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("line", distinct_lines(), ids=lambda line: line.command)
+@pytest.mark.parametrize("line", map(as_param, distinct_lines()), ids=lambda line: line.command)
 def test_install_line_works_as_written(line: InstallLine, checkout: Path) -> None:
     missing = unmet(line)
     if missing and not IN_CI:

@@ -53,7 +53,7 @@ def test_without_the_extra_the_placeholder_is_the_default(monkeypatch: pytest.Mo
     index = local.default_index()
     assert index["embed"] is local.placeholder and index["dims"] == local.LOCAL_DIMS
     assert len(index["embed"](["hello"])[0]) == local.LOCAL_DIMS
-    with pytest.raises(ImportError, match=r"memory-plugin\[local\]"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[local\]'"):
         local.LocalEmbeddings()
 
 
