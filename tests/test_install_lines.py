@@ -229,7 +229,7 @@ def test_install_line_names_the_checkout_or_a_dependency(line: InstallLine) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("line", map(as_param, distinct_lines()), ids=lambda line: line.command)
+@pytest.mark.parametrize("line", [as_param(line) for line in distinct_lines()], ids=str)
 def test_install_line_works_as_written(line: InstallLine, checkout: Path) -> None:
     missing = unmet(line)
     if missing and not IN_CI:
