@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from types import CodeType
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -14,6 +16,8 @@ from langgraph.store.base import BaseStore
 from memory_plugin.errors import MemoryPluginError
 
 logger = logging.getLogger(__name__)
+
+_schemas: dict[tuple[str, CodeType], Any] = {}
 
 
 def runtime_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
@@ -62,9 +66,20 @@ def twin_tool(
         coroutine=asynchronous,
         name=name,
         description=description,
+        args_schema=args_schema(name, description, sync),
         handle_tool_error=True,
         response_format=response_format,
     )
+
+
+def args_schema(name: str, description: str, func: Callable[..., Any]) -> Any:
+    """The argument schema LangChain infers for a tool body, built once per body's code (each
+    graph makes its tools afresh, and a pydantic model costs milliseconds to create)."""
+    key = (name, inspect.unwrap(func).__code__)
+    if key not in _schemas:
+        inferred = StructuredTool.from_function(func=func, name=name, description=description)
+        _schemas[key] = inferred.args_schema
+    return _schemas[key]
 
 
 Twin = tuple[Callable[..., Any], Callable[..., Awaitable[Any]], str]

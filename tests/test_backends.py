@@ -205,6 +205,7 @@ def _run_postgres_test(ci: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_missing_postgres_fails_in_ci_and_skips_elsewhere() -> None:
     in_ci = _run_postgres_test("true")
     assert in_ci.returncode != 0

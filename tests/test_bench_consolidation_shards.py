@@ -9,6 +9,8 @@ import pytest
 
 from tests.benches import run_bench
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_consolidation_shards_runs_on_tiny_sizes(

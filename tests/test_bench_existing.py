@@ -11,6 +11,8 @@ import pytest
 
 from tests.benches import run_bench
 
+pytestmark = pytest.mark.slow
+
 
 def bench(script: str, *args: str, timeout: int = 120) -> str:
     """Run bench/<script> with these arguments; its stdout (it must exit 0)."""

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.benches import run_bench
+
+pytestmark = pytest.mark.slow
 
 CELL = r"\d+\.\d / \d+\.\d"
 

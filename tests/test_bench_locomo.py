@@ -8,7 +8,11 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.benches import run_bench
+
+pytestmark = pytest.mark.slow
 
 CONVERSATION = {
     "sample_id": "tiny-1",

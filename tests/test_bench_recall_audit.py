@@ -8,7 +8,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.benches import run_bench
+
+pytestmark = pytest.mark.slow
 
 WORDS = [
     "river",

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.benches import run_bench
+
+pytestmark = pytest.mark.slow
 
 
 def test_recall_scale_runs_on_tiny_sizes() -> None:

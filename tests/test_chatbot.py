@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memory_plugin.chat import _divider_positions
 
 ROOT = Path(__file__).parent.parent
@@ -44,6 +46,7 @@ def chatbot(
     )
 
 
+@pytest.mark.slow
 def test_interactive_chat_commands_and_a_resumed_thread(tmp_path: Path) -> None:
     first = chatbot(tmp_path, "--user", "ann", stdin="\n".join(COMMANDS))
     out = first.stdout
@@ -69,6 +72,7 @@ def test_interactive_chat_commands_and_a_resumed_thread(tmp_path: Path) -> None:
     assert "Ann" not in other.stdout
 
 
+@pytest.mark.slow
 def test_summarize_is_offered_when_enabled(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
     env |= {"MEMORY_COMPACTION_MANUAL": "true"}
@@ -86,6 +90,7 @@ def test_summarize_is_offered_when_enabled(tmp_path: Path) -> None:
     assert "nothing to compact yet" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_reloaded_thread_shows_every_divider_and_the_turns_before_them(tmp_path: Path) -> None:
     said = [
         "We are planning the Lisbon offsite.",

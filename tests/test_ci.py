@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import shlex
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -88,3 +90,49 @@ def test_where_ci_installed_the_extra_a_missing_one_fails(monkeypatch: pytest.Mo
 def test_an_unknown_extra_is_an_error() -> None:
     with pytest.raises(ValueError, match="no extra 'gpu'"):
         conftest.missing_packages("gpu")
+
+
+FAST_LOOP = '.venv/bin/pytest -m "not slow"'
+ELAPSED = re.compile(r"assert\b.*\b(monotonic|perf_counter|time)\(\) - ")
+
+
+def test_the_contributing_section_names_the_fast_loop() -> None:
+    contributing = (ROOT / "README.md").read_text().split("## Contributing", 1)[1]
+    assert f"`{FAST_LOOP}`" in " ".join(contributing.split())
+    assert ci_commands()[0].endswith("&& .venv/bin/pytest"), "CI's test command runs every test"
+
+
+def test_no_test_asserts_on_elapsed_time() -> None:
+    """A bound on wall time fails on a loaded machine; tests hold the model or move the clock."""
+    found = [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if ELAPSED.search(line)
+    ]
+    assert found == []
+
+
+@pytest.mark.slow
+def test_the_fast_loop_keeps_all_three_backends_and_leaves_out_processes() -> None:
+    command = [*shlex.split(FAST_LOOP)[1:], "--collect-only", "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *command], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    fast = [line for line in done.stdout.splitlines() if "::" in line]
+    for backend in ("memory", "sqlite", "postgres"):
+        on_it = [test for test in fast if re.search(rf"\[(.*-)?{backend}(-.*)?\]$", test)]
+        assert len(on_it) > 500, f"the fast loop runs {len(on_it)} tests on {backend}"
+    processes = [
+        "tests/test_cli.py::",
+        "tests/test_cli_serve.py::",
+        "tests/test_console_browser.py::",
+        "tests/test_server_auth.py::",
+        "tests/test_server_default_deny.py::",
+        "tests/test_install_lines.py::test_install_line_works_as_written",
+        "tests/test_docs.py::test_code_block_runs_as_pasted",
+        "tests/test_chatbot.py::test_interactive_chat_commands_and_a_resumed_thread",
+        "tests/test_langgraph_server_deploy.py::test_two_servers_share_one_memory_database",
+    ]
+    assert [test for test in fast if test.startswith(tuple(processes))] == []

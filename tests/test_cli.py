@@ -25,6 +25,8 @@ from memory_plugin.scoped import ScopedMemory
 from memory_plugin.thread.journal import entries_plan
 from tests.openai_server import API_KEY, OpenAIServer, hang, text
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).parent.parent
 SCRIPT = Path(sys.executable).parent / "memory-plugin"
 FLAKY = "tests.chat_models:flaky_model"

@@ -20,6 +20,8 @@ import pytest
 from memory_plugin import MemoryContext, connect
 from memory_plugin.scoped import ScopedMemory
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("uvicorn")
 pytest.importorskip("fastapi")
 

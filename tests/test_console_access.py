@@ -68,6 +68,7 @@ def same_404(client: TestClient, method: str, path: str, missing: str, body: Any
     assert theirs.headers["content-length"] == nothing.headers["content-length"]
 
 
+@pytest.mark.slow
 def test_anns_scopes_notes_versions_and_threads_answer_like_nothing(
     seeded: tuple[TestClient, Seeded],
 ) -> None:
@@ -212,6 +213,7 @@ def test_query_naming_another_user_changes_nothing(seeded: tuple[TestClient, See
     assert answer.status_code == 200 and answer.json()["document"] is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "path", "body", "status", "named"),
     [

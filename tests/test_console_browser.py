@@ -25,6 +25,8 @@ from tests.browser import (
     serve,
 )
 
+pytestmark = pytest.mark.slow
+
 WEB_SEARCH_REASON = (
     "Context memory is unavailable while web search is enabled, to keep user data out of "
     "external search queries."

@@ -25,6 +25,8 @@ import memory_plugin
 from memory_plugin.server import create_app
 from tests.console_seed import ANN, MALLORY, SETTINGS, TOKENS, leaks, seed_api, seed_library
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = 6
 CHECKS = [
     not_a_server_error,

@@ -19,6 +19,8 @@ import pytest
 
 from tests.test_cli_serve import free_port, serving
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).parent.parent
 DEPLOY = ROOT / "docs" / "console-deploy.md"
 HOST = "memory.example.com"

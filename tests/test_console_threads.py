@@ -59,6 +59,7 @@ def listed(client: TestClient, headers: dict[str, str], **query: Any) -> dict[st
     return body
 
 
+@pytest.mark.slow
 def test_a_chat_thread_is_listed_and_summarized_for_its_owner_only(backend: Backend) -> None:
     ctx = MemoryContext(user_id="ann", workspace_id="personal")
     chat = Chat(backend, OfflineModel(), ctx, thread_id(ctx, "main"), io.StringIO())

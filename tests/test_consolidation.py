@@ -74,6 +74,7 @@ async def test_async_consolidation(abackend: Backend) -> None:
     assert await memory.aread_document(OTHER_TEAM) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "error"),
     [
@@ -122,6 +123,7 @@ def test_one_failing_scope_does_not_stop_the_others(
     assert report.folded == 3
 
 
+@pytest.mark.slow
 def test_per_scope_caps_leave_the_rest_for_the_next_run(backend: Backend) -> None:
     clock = Clock()
     memory = ScopedMemory(backend.store, clock=clock)
@@ -240,6 +242,7 @@ def _cli(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.Comp
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_cli_consolidates(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     from memory_plugin import connect
@@ -262,6 +265,7 @@ def test_cli_consolidates(kind: str, request: pytest.FixtureRequest, tmp_path: P
     )
 
 
+@pytest.mark.slow
 def test_cli_without_a_model_fails_before_touching_anything(tmp_path: Path) -> None:
     database = tmp_path / "never.db"
     done = _cli("--url", f"sqlite:///{database}")

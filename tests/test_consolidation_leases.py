@@ -142,6 +142,7 @@ async def test_async_leases_match_the_sync_ones(abackend: Backend) -> None:
     assert await alease(store, TakeLease("scope-a", "w1", 60, at=now + 90)), "it expired"
 
 
+@pytest.mark.slow
 def test_worker_processes_fold_every_note_exactly_once(shared_url: str) -> None:
     with connect(shared_url) as backend:
         _seed(backend.store, USERS)
@@ -230,6 +231,7 @@ def _wait_for(mark: Path, worker: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_leaves_a_lease_that_expires(shared_url: str, tmp_path: Path) -> None:
     ctx = USERS[0]
     with connect(shared_url) as backend:
@@ -253,6 +255,7 @@ def test_a_killed_worker_leaves_a_lease_that_expires(shared_url: str, tmp_path: 
         _assert_folded_once(backend.store, [ctx])
 
 
+@pytest.mark.slow
 def test_a_killed_worker_process_never_takes_the_others_down(
     shared_url: str, tmp_path: Path
 ) -> None:
@@ -289,6 +292,7 @@ def test_a_killed_worker_process_never_takes_the_others_down(
     assert started >= killed_at + timedelta(seconds=9), "retried before the lease expired"
 
 
+@pytest.mark.slow
 def test_a_worker_that_cannot_start_is_named_and_the_others_finish(
     shared_url: str, tmp_path: Path
 ) -> None:
@@ -351,6 +355,7 @@ def test_a_worker_that_outlasts_its_lease_writes_nothing(backend: Backend) -> No
     _assert_unmarked(backend.store, ctx)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "error"),
     [

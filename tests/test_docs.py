@@ -103,6 +103,7 @@ def clean_env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", runnable(), ids=str)
 def test_code_block_runs_as_pasted(block: Block, tmp_path: Path) -> None:
     command = [sys.executable, "-"] if block.lang == "python" else ["bash", "-e", "-s"]

@@ -90,6 +90,7 @@ def texts(items: list[Any]) -> list[str]:
     return sorted(item.value["text"] for item in items)
 
 
+@pytest.mark.slow
 def test_memory_lives_in_postgres_and_stays_with_its_user(deployed: Deployed) -> None:
     from langgraph_sdk.errors import PermissionDeniedError
 
@@ -126,6 +127,7 @@ def test_memory_lives_in_postgres_and_stays_with_its_user(deployed: Deployed) ->
             assert saved is not None, f"no checkpoint of thread {thread} in PostgreSQL"
 
 
+@pytest.mark.slow
 def test_two_servers_share_one_memory_database(deployed: Deployed, tmp_path: Path) -> None:
     env = {"MEMORY_URL": deployed.database, "MEMORY_AUTH_TOKENS": deployed.tokens}
     with langgraph_dev(tmp_path, env, CONFIG) as second_url:
@@ -154,6 +156,7 @@ def test_two_servers_share_one_memory_database(deployed: Deployed, tmp_path: Pat
     assert len({item.key for item in notes}) == len(DANA_PROJECTS)
 
 
+@pytest.mark.slow
 def test_nightly_job_is_a_cron_and_its_run_folds_the_notes(deployed: Deployed) -> None:
     from langgraph_sdk.errors import PermissionDeniedError
 
@@ -188,6 +191,7 @@ def test_nightly_job_is_a_cron_and_its_run_folds_the_notes(deployed: Deployed) -
     assert {body: states[body] for body in OLD_FACTS} == dict.fromkeys(OLD_FACTS, True)
 
 
+@pytest.mark.slow
 def test_a_cron_runs_the_nightly_job_on_its_schedule(deployed: Deployed) -> None:
     clock = Clock()
     clock.advance(days=-10)

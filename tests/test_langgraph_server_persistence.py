@@ -14,6 +14,7 @@ INDEX = {"dims": 8, "embed": lambda texts: [[1.0] * 8 for _ in texts], "fields":
 CONFIG = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
 
 
+@pytest.mark.slow
 async def test_store_and_checkpointer_share_one_backend_at_memory_url(
     backend_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -34,6 +35,7 @@ async def test_store_and_checkpointer_share_one_backend_at_memory_url(
         assert backend.checkpointer.get_tuple(CONFIG) is not None
 
 
+@pytest.mark.slow
 async def test_a_released_backend_is_closed_and_reopened(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_URL", "memory://")
     async with store() as first:

@@ -93,6 +93,7 @@ def test_the_console_and_the_studio_agent_fall_back_the_same_way(
     assert f"{MODEL_ENV} is not set: using the built-in offline model" in caplog.text
 
 
+@pytest.mark.slow
 def test_the_served_nightly_graph_folds_without_a_model_setting(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

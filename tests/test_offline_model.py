@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
@@ -128,6 +129,7 @@ async def test_the_profile_is_kept_and_extended_under_ainvoke(abackend: Backend)
     assert "Works as a data engineer at Acme." in await asay(graph, "Who am I?", "t2")
 
 
+@pytest.mark.slow
 def test_long_pasted_text_leads_to_masking_and_compaction(backend: Backend) -> None:
     graph = graph_on(backend, [fetch_page])
     facts = ["my cat is called Tom", "my team is Data Platform", "I prefer tea"]

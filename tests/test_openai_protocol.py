@@ -131,6 +131,7 @@ def check_second_turn(server: OpenAIServer) -> None:
     assert [m["role"] for m in request.messages] == ["system", "user"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
 def test_a_remembered_fact_through_chatopenai(
     backend: Backend, server: OpenAIServer, streaming: bool
@@ -154,6 +155,7 @@ def test_a_remembered_fact_through_chatopenai(
     check_second_turn(server)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
 async def test_a_remembered_fact_through_chatopenai_async(
     abackend: Backend, server: OpenAIServer, streaming: bool
@@ -175,6 +177,7 @@ async def test_a_remembered_fact_through_chatopenai_async(
     check_second_turn(server)
 
 
+@pytest.mark.slow
 def test_tokens_stream_out_of_the_graph_as_the_server_sends_them(
     backend: Backend, server: OpenAIServer
 ) -> None:
@@ -201,6 +204,7 @@ def test_tokens_stream_out_of_the_graph_as_the_server_sends_them(
     assert [n.text for n in ScopedMemory(backend.store).list_notes(ANN)] == [f"- {FACT}"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("reply", "error"),
     [
@@ -296,6 +300,7 @@ def model_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "streaming"),
     [("sqlite", False), ("sqlite", True), ("postgres", False)],
@@ -335,6 +340,7 @@ def problem_lines(out: str) -> list[str]:
     return [line for line in out.splitlines() if "  ! " in line]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("failure", "model", "named"),
     [
@@ -364,6 +370,7 @@ def test_a_failed_turn_is_one_line_and_the_chat_goes_on(
     assert TOLD not in again.stdout and "you> Hello\nassistant> Hello, Ann!" in again.stdout
 
 
+@pytest.mark.slow
 def test_a_provider_model_that_hangs_fails_within_the_chat_timeout(
     tmp_path: Path, server: OpenAIServer
 ) -> None:
@@ -377,6 +384,7 @@ def test_a_provider_model_that_hangs_fails_within_the_chat_timeout(
     assert "assistant> Hello, Ann!" in done.stdout.split(line, 1)[1]
 
 
+@pytest.mark.slow
 def test_a_stream_reset_midway_is_one_line_and_the_partial_answer_is_dropped(
     tmp_path: Path, server: OpenAIServer
 ) -> None:
@@ -390,6 +398,7 @@ def test_a_stream_reset_midway_is_one_line_and_the_partial_answer_is_dropped(
     assert TOLD not in json.dumps(server.completions[1].body)
 
 
+@pytest.mark.slow
 def test_an_unreachable_model_is_one_line_and_the_chat_goes_on(tmp_path: Path) -> None:
     done = chatbot(tmp_path, unreachable_url(), stdin="Hello\n/help\n/quit\n")
     assert done.returncode == 0, done.stderr
@@ -417,6 +426,7 @@ def reading_agent(request: Request) -> Reply:
     return call("fetch_page", url=f"https://example.com/{kind}/{len(request.messages)}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
 def test_masked_and_compacted_threads_stay_valid_openai_requests(
     backend: Backend, server: OpenAIServer, streaming: bool
@@ -446,6 +456,7 @@ def test_masked_and_compacted_threads_stay_valid_openai_requests(
     assert "Summary: pages were read." in json.dumps(last.messages)
 
 
+@pytest.mark.slow
 def test_parallel_tool_calls_are_all_answered_in_one_request(
     backend: Backend, server: OpenAIServer
 ) -> None:
@@ -466,6 +477,7 @@ def test_parallel_tool_calls_are_all_answered_in_one_request(
     assert notes == [f"- {fact['text']}" for fact in facts]
 
 
+@pytest.mark.slow
 def test_memory_work_goes_to_the_maintenance_model_named_in_the_environment(
     tmp_path: Path, server: OpenAIServer
 ) -> None:
@@ -500,6 +512,7 @@ def silent_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         connection.close()
 
 
+@pytest.mark.slow
 def test_a_known_openai_model_name_does_not_stall_on_a_silent_network(
     server: OpenAIServer, silent_network: None, caplog: pytest.LogCaptureFixture
 ) -> None:

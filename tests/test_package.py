@@ -67,6 +67,7 @@ def test_version_comes_from_the_package_metadata() -> None:
     assert memory_plugin.__version__ == importlib.metadata.version("memory-plugin")
 
 
+@pytest.mark.slow
 def test_users_type_checker_sees_our_types(tmp_path: Path) -> None:
     """The wheel ships py.typed, so mypy in a user's environment checks calls into us."""
     source = tmp_path / "src"

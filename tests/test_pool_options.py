@@ -57,6 +57,7 @@ def test_a_bad_pool_option_opens_nothing(postgres_url: str) -> None:
         connect(f"{postgres_url}?pool_max=-3")
 
 
+@pytest.mark.slow
 def test_connect_applies_the_pool_options_to_the_shared_pool(postgres_url: str) -> None:
     with connect(f"{postgres_url}?pool_max=2&pool_timeout=1.5") as backend:
         pool = backend.store.conn  # type: ignore[attr-defined]

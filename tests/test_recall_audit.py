@@ -121,6 +121,7 @@ def test_bad_requests_are_refused(kwargs: dict[str, object], message: str) -> No
         recall_audit(opened.store, sample=0)
 
 
+@pytest.mark.slow
 def test_the_cli_audits_a_sqlite_file(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'memory.db'}"
     clock = Clock()
@@ -167,6 +168,7 @@ def test_the_cli_audits_a_sqlite_file(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["overall"]["5"] < 1.0
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_unclear_requests(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'memory.db'}"
     done = cli(tmp_path, "recall-audit", "--url", url)

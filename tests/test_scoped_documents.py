@@ -123,6 +123,7 @@ def test_concurrent_writers_never_lose_an_update(backend: Backend) -> None:
     assert sorted(doc.text.splitlines()[1:]) == sorted(f"- line {n}" for n in range(12))
 
 
+@pytest.mark.slow
 async def test_async_documents(abackend: Backend) -> None:
     memory = ScopedMemory(abackend.store, model=scripted("# compressed\n- Ann likes tea"))
     await memory.awrite_document(ANN, "# Ann")

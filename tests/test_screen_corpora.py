@@ -28,6 +28,7 @@ def test_at_least_97_percent_of_attacks_are_refused(path: str) -> None:
     assert len(missed) <= 0.03 * len(cases), missed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_at_most_1_percent_of_benign_notes_are_refused(path: str) -> None:
     refused = [(t, why) for _, t in BENIGN if (why := PATHS[path](t)) is not None]

@@ -487,6 +487,7 @@ def _common_results(store: Any) -> list[list[tuple[str, float]]]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [keywords.SHARE, 0.0, 1e9])
 def test_sqlite_leaves_out_common_words_postings_with_the_same_results(
     share: float, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
@@ -528,6 +529,7 @@ def test_sqlite_leaves_out_common_words_postings_with_the_same_results(
         assert left_out and all("alpha" in left for left in left_out)
 
 
+@pytest.mark.slow
 async def test_async_sqlite_leaves_out_common_words_alike(tmp_path: Any) -> None:
     with connect("memory://") as backend:
         ScopedMemory(backend.store, clock=Clock()).import_notes(ANN, COMMON_HISTORY)

@@ -20,6 +20,8 @@ import pytest
 from tests.langgraph_server import ROOT, Streamed, client_for, langgraph_dev, stream_run
 from tests.server_models import TEAM_DOCUMENT, TEAM_FACT
 
+pytestmark = pytest.mark.slow
+
 TOKENS = {
     "ann-test-token": {"identity": "ann", "workspaces": ["acme"]},
     "mallory-test-token": {"identity": "mallory", "workspaces": ["mallory-lab"]},

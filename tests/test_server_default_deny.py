@@ -27,6 +27,8 @@ from tests.langgraph_server import (
     stream_run,
 )
 
+pytestmark = pytest.mark.slow
+
 TOKENS = {
     "ann-deny-token": {"identity": "ann", "workspaces": ["acme"]},
     "mallory-deny-token": {"identity": "mallory", "workspaces": ["mallory-lab"]},

@@ -18,6 +18,8 @@ import pytest
 
 from tests.langgraph_server import client_for, langgraph_dev_with_tokens, refusal, stream_run
 
+pytestmark = pytest.mark.slow
+
 TOKENS = {
     "ann-refusal-token": {"identity": "ann", "workspaces": ["acme"]},
     "mallory-refusal-token": {"identity": "mallory", "workspaces": ["mallory-lab"]},

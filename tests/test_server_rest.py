@@ -124,6 +124,7 @@ def test_user_and_agent_come_from_the_token_never_the_body(client: TestClient) -
     assert client.get("/memory", headers=ANN).json()["user"]["entries"] == ["Ann is a nurse"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status", "named"),
     [
@@ -163,6 +164,7 @@ def test_bad_input_is_refused_naming_what_was_wrong_and_changes_nothing(
     assert client.get("/memory", headers=ANN).json() == before
 
 
+@pytest.mark.slow
 def test_over_the_limit_answer_gives_the_current_usage(client: TestClient) -> None:
     client.post("/memory", headers=ANN, json=add("user", "a" * 1_000))
     refused = client.post("/memory", headers=ANN, json=add("user", "b" * 400))

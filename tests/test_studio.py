@@ -14,6 +14,8 @@ import pytest
 
 from tests.langgraph_server import client_for, langgraph_dev, stream_run
 
+pytestmark = pytest.mark.slow
+
 USER = "ann"
 TOKEN = "ann-demo-token"
 NOTES_NS = ["memory_plugin", "personal", USER, "notes"]

@@ -174,6 +174,7 @@ def test_flush_appends_one_note_per_compaction(backend: Backend) -> None:
     assert ScopedMemory(backend.store).read_document(ANN) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", ["off", "fails", "stalls"])
 def test_flush_off_or_failing_never_blocks_compaction(
     backend: Backend, problem: str, monkeypatch: pytest.MonkeyPatch
@@ -252,6 +253,7 @@ async def test_nodes_under_ainvoke(abackend: Backend, monkeypatch: pytest.Monkey
     assert await ScopedMemory(abackend.store).alist_notes(ANN)
 
 
+@pytest.mark.slow
 def test_turn_nodes_do_the_same_work(backend: Backend) -> None:
     LayeredSettings(backend.store).update("platform", ANN, set={"flush": True})
     model = chat(turns(12), window=8_000)
@@ -310,6 +312,7 @@ async def test_turn_nodes_and_summarize_now_under_ainvoke(
     assert unpaired(state["messages"]) == []
 
 
+@pytest.mark.slow
 def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share(
     backend: Backend,
 ) -> None:

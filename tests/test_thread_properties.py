@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
@@ -97,6 +98,7 @@ policies = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(), windows, policies)
 def test_masking_keeps_pairs_and_recent_results_and_reaches_a_fixpoint(
@@ -117,6 +119,7 @@ def test_masking_keeps_pairs_and_recent_results_and_reaches_a_fixpoint(
     assert all(is_masked(m) or m.content == by_id[m.id].content for m in masked)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(), windows, st.floats(0.3, 0.95), st.floats(0.01, 0.3))
 def test_compaction_keeps_pairs_todos_and_the_protected_prefix(

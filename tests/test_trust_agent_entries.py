@@ -75,6 +75,7 @@ def policy(memory: AgentMemory, ctx: MemoryContext) -> list[tuple[str, str]]:
     return [(e.visibility, e.content) for e in memory.entries(ctx) if e.key == "policy"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("visibility", ["shared", "read_only"])
 def test_memory_forget_removes_only_the_callers_own_entry(
     backend: Backend, visibility: str

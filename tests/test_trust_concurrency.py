@@ -96,6 +96,7 @@ def patient(backend_url: str) -> Iterator[Backend]:
         yield opened
 
 
+@pytest.mark.slow
 def test_hundred_threads_append_notes_to_one_scope(patient: Backend, busy_threads: None) -> None:
     clock = Clock()
     memory = ScopedMemory(patient.store, clock=clock)

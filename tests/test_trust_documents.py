@@ -179,6 +179,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend_kind", ["sqlite", "postgres"])
 def test_cli_reports_a_refused_consolidation(
     backend_kind: str, request: pytest.FixtureRequest, tmp_path: Path
@@ -203,6 +204,7 @@ def test_cli_reports_a_refused_consolidation(
 # Point 1: compression past the hard limit (update_memory and the API).
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(BAD))
 def test_refused_compression_keeps_the_document(backend: Backend, kind: str) -> None:
     _, reply, reason = BAD[kind]
@@ -395,6 +397,7 @@ async def test_a_failed_history_write_leaves_no_hole_under_async(backend_url: st
         assert [d.version for d in await memory.ahistory(ANN)] == [1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend_kind", ["sqlite", "postgres"])
 def test_cli_history_and_restore(
     backend_kind: str, request: pytest.FixtureRequest, tmp_path: Path
@@ -432,6 +435,7 @@ def test_cli_history_and_restore(
         assert doc is not None and (doc.version, doc.text) == (3, "# Ann\n- tea")
 
 
+@pytest.mark.slow
 def test_hung_consolidation_and_compression_give_up_after_their_timeouts(
     backend: Backend,
 ) -> None:

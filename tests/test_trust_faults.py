@@ -75,6 +75,7 @@ def _kept(before: tuple[list[str], str | None, dict[str, Any]], store: Any, ctx:
 # --------------------------------------------------------------------------- a stopped server
 
 
+@pytest.mark.slow
 def test_a_stopped_postgres_costs_a_turn_seconds_and_the_next_turn_works(
     postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -99,6 +100,7 @@ def test_a_stopped_postgres_costs_a_turn_seconds_and_the_next_turn_works(
         _kept(before, backend.store, ctx)
 
 
+@pytest.mark.slow
 async def test_a_stopped_postgres_costs_an_async_turn_seconds_and_the_next_turn_works(
     postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -127,6 +129,7 @@ async def test_a_stopped_postgres_costs_an_async_turn_seconds_and_the_next_turn_
             assert [n.body for n in notes] == ["The release freeze starts Friday"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["settings", "environment"])
 def test_the_store_timeout_bounds_a_hung_postgres(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch, source: str
@@ -168,6 +171,7 @@ def _faulty_graph(store: FaultyStore, checkpointer: Any) -> Any:
     return create_memory_graph(DemoModel(script=script), store=store, checkpointer=checkpointer)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", FAULTS)
 def test_a_turn_answers_whatever_the_store_does(backend: Backend, fault: Fault) -> None:
     ctx = _context()
@@ -185,6 +189,7 @@ def test_a_turn_answers_whatever_the_store_does(backend: Backend, fault: Fault) 
     _kept(before, backend.store, ctx)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", FAULTS)
 async def test_an_async_turn_answers_whatever_the_store_does(
     abackend: Backend, fault: Fault

@@ -243,6 +243,7 @@ def test_a_body_holding_it_answers_422_naming_the_field_and_the_character(
     assert snapshot(client) == before
 
 
+@pytest.mark.slow
 def test_an_unencoded_surrogate_in_the_raw_body_answers_422(client: TestClient) -> None:
     before = snapshot(client)
     raw = b'{"text": "- a\xed\xa0\x80b", "expected_version": null}'

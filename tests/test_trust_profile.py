@@ -124,6 +124,7 @@ def hung_model() -> Hung:
     return Hung()
 
 
+@pytest.mark.slow
 def test_a_hung_model_never_holds_the_turn_past_the_timeout(backend: Backend) -> None:
     seed(backend.store, ANN, base_for("ann"))
     LayeredSettings(backend.store).update("platform", ANN, set={"profile_timeout_seconds": 1})
@@ -147,6 +148,7 @@ def test_a_hung_model_never_holds_the_turn_past_the_timeout(backend: Backend) ->
     assert ProfileMemory(backend.store).read(ANN) == base_for("ann")
 
 
+@pytest.mark.slow
 async def test_a_hung_model_never_holds_an_async_turn(abackend: Backend) -> None:
     await aseed(abackend.store, ANN, base_for("ann"))
     await LayeredSettings(abackend.store).aupdate(
@@ -215,6 +217,7 @@ def test_a_bad_condensation_is_discarded_and_the_profile_truncated_instead(
     )
 
 
+@pytest.mark.slow
 def test_a_hung_condensation_falls_back_to_truncation_within_the_timeout(
     backend: Backend,
 ) -> None:

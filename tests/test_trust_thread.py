@@ -243,6 +243,7 @@ def test_refused_rolling_summary_keeps_the_stored_one_and_is_retried(
 HANGING = {**NO_MASKING, "summary_timeout_seconds": 1.0, "flush": False}
 
 
+@pytest.mark.slow
 def test_a_hung_summary_never_holds_the_turn_past_its_timeout(
     backend: Backend, summarizer: Summarizer
 ) -> None:
@@ -267,6 +268,7 @@ def fetches(first: int, n: int) -> list[AIMessage]:
     return [*calls, AIMessage(f"Pages {first} to {first + n - 1} read.")]
 
 
+@pytest.mark.slow
 def test_a_hung_summary_costs_a_turn_of_tool_steps_one_timeout(
     backend: Backend, summarizer: Summarizer
 ) -> None:
@@ -282,6 +284,7 @@ def test_a_hung_summary_costs_a_turn_of_tool_steps_one_timeout(
     assert len(tool_messages(state)) == 8 and "dividers" not in state["memory_context"]
 
 
+@pytest.mark.slow
 async def test_a_hung_summary_never_holds_the_turn_under_ainvoke(abackend: Backend) -> None:
     summarizer = Summarizer(hang_summaries=True)
     graph, _ = await abuild(abackend, chat(turns(20), 2_000), summarizer, HANGING)
@@ -296,6 +299,7 @@ async def test_a_hung_summary_never_holds_the_turn_under_ainvoke(abackend: Backe
     assert failed and "did not answer within 1 s" in failed[0]["message"]
 
 
+@pytest.mark.slow
 def test_hung_flushes_do_not_starve_later_ones(backend: Backend, summarizer: Summarizer) -> None:
     summarizer.hung_flushes = 4
     platform = {**NO_MASKING, "flush_timeout_seconds": 0.5}
@@ -310,6 +314,7 @@ def test_hung_flushes_do_not_starve_later_ones(backend: Backend, summarizer: Sum
     assert [note.body for note in notes(backend)] == [summarizer.note]
 
 
+@pytest.mark.slow
 async def test_hung_flushes_do_not_starve_later_ones_under_ainvoke(abackend: Backend) -> None:
     summarizer = Summarizer(hung_flushes=4)
     platform = {**NO_MASKING, "flush_timeout_seconds": 0.5}
@@ -332,6 +337,7 @@ def faulty(backend: Backend) -> tuple[Backend, FaultyStore]:
     return replace(backend, store=store), store
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["down", "read_only", "full"])
 def test_a_failed_journal_write_is_retried_and_nothing_leaves_the_state_unjournaled(
     backend: Backend, fault: Any

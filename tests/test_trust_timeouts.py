@@ -106,6 +106,7 @@ def conversation(graph: Any, thread: str) -> Outcomes:
     return seen
 
 
+@pytest.mark.slow
 async def test_a_hung_summarizer_never_holds_concurrent_async_turns(
     abackend: Backend, hung: HeldModel
 ) -> None:
@@ -118,6 +119,7 @@ async def test_a_hung_summarizer_never_holds_concurrent_async_turns(
     assert hung.hold.answered == 0, "a turn waited for the hung summarizer"
 
 
+@pytest.mark.slow
 def test_a_hung_summarizer_never_holds_concurrent_turns(backend: Backend, hung: HeldModel) -> None:
     graph = graph_of(backend, hung)
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -136,6 +138,7 @@ def seed(backend: Backend) -> list[str]:
     return [hit.note.body for hit in memory.recall(ANN, "project milestone", 10)]
 
 
+@pytest.mark.slow
 async def test_a_hung_reranker_never_holds_concurrent_async_recalls(
     backend: Backend, hung: HeldModel
 ) -> None:
@@ -168,6 +171,7 @@ class Loads:
         raise OSError(f"We couldn't connect to 'https://huggingface.co' to load {path}")
 
 
+@pytest.mark.slow
 def test_a_cross_encoder_that_cannot_load_is_not_retried_on_every_recall(
     backend: Backend, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
