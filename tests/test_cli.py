@@ -60,6 +60,12 @@ def cli(
     )
 
 
+def as_in_a_terminal() -> None:
+    """Ctrl-C as a terminal delivers it: a shell without job control starts background jobs
+    (CI steps run with `&`) with SIGINT ignored, and the child would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Running:
     """The console script running in cwd, its output read as it comes (a pipe, not a pty)."""
 
@@ -74,6 +80,7 @@ class Running:
                 stdout=subprocess.PIPE,
                 stderr=errors,
                 text=True,
+                preexec_fn=as_in_a_terminal,
             )
         self._out: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
