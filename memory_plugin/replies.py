@@ -150,7 +150,7 @@ def checked_rewrite(
     if (reason := lost_facts(previous, text, min_kept)) is not None:
         raise RejectedReply(what, reason)
     try:
-        screen(text, what, lines=True)
+        screen(raw, what, lines=True)
     except MemoryWriteError as exc:
         raise RejectedReply(what, f"the safety screen refused it ({exc})") from None
     return text

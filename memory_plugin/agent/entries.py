@@ -55,10 +55,15 @@ class Entry:
         )
 
 
-def _text(value: Any, what: str, limit: int, *, multiline: bool) -> str:
+def _text(
+    value: Any, what: str, limit: int, *, multiline: bool, screened_as: str | None = None
+) -> str:
+    """The text stripped of control characters; screened as given first (as `screened_as`)."""
     if not isinstance(value, str):
         raise MemoryWriteError(f"{what} must be text, got {type(value).__name__}")
     refuse_unstorable(value, what)
+    if screened_as is not None:
+        screen(value, screened_as)
     text = strip_control(value, keep_newlines=multiline).strip()
     if not text:
         raise MemoryWriteError(f"{what} cannot be empty")
@@ -90,8 +95,8 @@ def new_entry(
     if visibility not in VISIBILITIES:
         raise MemoryWriteError(f"visibility must be one of {', '.join(VISIBILITIES)}")
     entry = Entry(
-        _text(key, "the key", KEY_MAX, multiline=False),
-        _text(content, "the content", CONTENT_MAX, multiline=True),
+        _text(key, "the key", KEY_MAX, multiline=False, screened_as="the entry key"),
+        _text(content, "the content", CONTENT_MAX, multiline=True, screened_as="the entry"),
         _text(category, "the category", CATEGORY_MAX, multiline=False),
         visibility,
         _importance(importance),
@@ -100,8 +105,6 @@ def new_entry(
     )
     if expires_at is not None and expires_at <= now:
         raise MemoryWriteError("expires_at must be in the future")
-    for text, what in ((entry.key, "the entry key"), (entry.content, "the entry")):
-        screen(text, what)
     found = sensitive(f"{entry.key}\n{entry.content}")
     if found and visibility != "private":
         if not ctx.user_id:

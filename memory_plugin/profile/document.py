@@ -54,6 +54,9 @@ class Profile:
     turn_count: int = 0
     sections: dict[str, tuple[str, ...]] = field(default_factory=dict)
     truncated: bool = False
+    written: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    """For a profile `repair` read from a model's reply: each bullet as the reply wrote it,
+    before `clean_bullet`, for the safety screen to judge (never stored)."""
 
     def bullets(self, section: str) -> tuple[str, ...]:
         """The bullets of one section (without the "- ")."""
@@ -210,11 +213,19 @@ def repair(text: str, base: Profile, now: datetime) -> Profile:
     if missing:
         logger.info("profile repair kept sections %s from the stored profile", missing)
     stamp = now.strftime("%Y-%m-%d %H:%M UTC: ")
+    written: dict[str, tuple[str, ...]] = {}
+    for s in found:
+        for raw in found[s]:
+            cleaned = clean_bullet(raw)
+            written[cleaned] = (*written.get(cleaned, ()), raw)
     sections = {
         s: tuple(b for b in map(clean_bullet, found[s]) if b and b != EMPTY)
         if s in found
         else base.bullets(s)
         for s in SECTIONS
     }
+    for b in sections[RECENT]:
+        if not _STAMP.match(b) and b in written:
+            written[stamp + b] = written[b]
     sections[RECENT] = tuple(b if _STAMP.match(b) else stamp + b for b in sections[RECENT])
-    return replace(base, truncated=False).with_sections(sections)
+    return replace(base, truncated=False, written=written).with_sections(sections)

@@ -85,7 +85,8 @@ def _screen_new_bullets(old: Profile, new: Profile) -> None:
         if change.after is None:
             continue
         try:
-            screen(change.after, f"the {change.section} bullet")
+            for text in new.written.get(change.after) or (change.after,):
+                screen(text, f"the {change.section} bullet")
             if _PROMPT_TAG.search(change.after):
                 raise MemoryWriteError(f"the {change.section} bullet contains a prompt tag")
         except MemoryWriteError as exc:

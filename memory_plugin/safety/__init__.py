@@ -86,9 +86,11 @@ def violation(text: str, *, visibility: Visibility = "private") -> str | None:
 def screen(
     text: str, what: str, *, visibility: Visibility = "private", lines: bool = False
 ) -> None:
-    """Refuse text that hides characters, steers the model, leaks or plants secrets."""
+    """Refuse text that hides characters, steers the model, leaks or plants secrets. With
+    `lines`, each line is judged alone; only a line feed ends a line, as in what is stored
+    (other breaks, such as a vertical tab, are control characters dropped from it)."""
     if lines:
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(text.split("\n"), start=1):
             reason = violation(line, visibility=visibility)
             if reason is not None:
                 preview = line.strip()

@@ -92,9 +92,8 @@ def size_warning(text: str, settings: MemorySettings) -> str | None:
 def _clean(text: Any, visibility: Visibility) -> str:
     if not isinstance(text, str):
         raise MemoryWriteError(f"the memory document must be text, got {type(text).__name__}")
-    cleaned = strip_control(text, keep_newlines=True).strip()
-    screen(cleaned, "the memory document", visibility=visibility, lines=True)
-    return cleaned
+    screen(text, "the memory document", visibility=visibility, lines=True)
+    return strip_control(text, keep_newlines=True).strip()
 
 
 def _compress_plan(

@@ -77,9 +77,11 @@ def note_key(day: str, position: int) -> str:
 
 def validate_note(text: Any, max_chars: int, *, visibility: Visibility = "private") -> str:
     """Return the note as a single `- text` bullet (whitespace runs, line breaks included,
-    folded to one space), or raise naming what is wrong."""
+    folded to one space), or raise naming what is wrong. The safety screen judges the text as
+    given, before it is folded, as on every other write path."""
     if not isinstance(text, str):
         raise MemoryWriteError(f"a note must be text, got {type(text).__name__}")
+    screen(text, "the note", visibility=visibility)
     folded = _SPACES.sub(" ", text).strip()
     body = _BULLET.sub("", strip_control(folded, keep_newlines=False), count=1).strip()
     if not body:
@@ -93,7 +95,6 @@ def validate_note(text: Any, max_chars: int, *, visibility: Visibility = "privat
             f"a note is at most {max_chars:,} characters (this one has {len(body):,}); "
             "write it shorter"
         )
-    screen(body, "the note", visibility=visibility)
     return f"- {body}"
 
 

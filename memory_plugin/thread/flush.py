@@ -19,6 +19,7 @@ from memory_plugin.events import emit
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.provenance import current, origin, turn_of
 from memory_plugin.replies import reply_text
+from memory_plugin.safety import screen, visibility_of
 from memory_plugin.scope import Scope, thread_scope
 from memory_plugin.scoped.notes import Note, append_plan
 from memory_plugin.settings import MemorySettings
@@ -65,6 +66,7 @@ def flush_plan(
             yield from flush_entries_plan(agent, entries, now, semantic, provenance)
         if scope is None:
             return None
+        screen(text, "the note", visibility=visibility_of(scope.kind))
         text = trim_at_word(text.lstrip("-*• "), settings.flush_max_chars)
         limit = settings.note_max_chars
         note = yield from append_plan(scope, text, limit, now, semantic, provenance)
