@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -17,7 +18,7 @@ _EXTRA = re.compile(
     r"\b(sk-(ant-|proj-|live-|test-)?[a-z0-9_\-]{20,}|aiza[0-9a-z_\-]{35}|xox[abpors]-[0-9a-z\-]{10,}"
     r"|npm_[0-9a-z]{36}|gh[pousr]_[0-9a-z]{30,}|glpat-[0-9a-z_\-]{20}|hf_[a-z]{30,}|ya29\.[0-9a-z_\-]{20,}"
     r"|(aws_)?secret_access_key\s*[=:]\s*\S{20,}|-----begin [a-z ]*private key-----"
-    r"|[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s:/@]{3,}@[^\s/]+)",
+    r"|(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]{0,31}://[^\s:/@]{1,256}:[^\s:/@]{3,256}@[^\s/])",
     re.IGNORECASE,
 )
 _WORD = (
@@ -35,6 +36,22 @@ _PHRASE = re.compile(
 _NOT_SECRET = re.compile(r"^(\$\{?\w+\}?|<\w+>|\*+|x+|\.+|env\.\w+|os\.environ.*|vault:.*)$", re.I)
 
 
+WINDOW_CHARS = 1_000
+"""detect-secrets' patterns may backtrack over a whole line (`//.+/:_authToken=`): each sees
+lines of at most this many characters, overlapping by a fifth, so a long text costs linear time."""
+
+
+def windows(text: str) -> Iterator[str]:
+    """The text's lines, a long one as overlapping windows of WINDOW_CHARS."""
+    step = WINDOW_CHARS - WINDOW_CHARS // 5
+    for line in text.splitlines():
+        if len(line) <= WINDOW_CHARS:
+            yield line
+            continue
+        for start in range(0, len(line) - WINDOW_CHARS // 5, step):
+            yield line[start : start + WINDOW_CHARS]
+
+
 @cache
 def _detectors() -> tuple[RegexBasedDetector, ...]:
     mapping: dict[str, type[Any]] = dict(get_mapping_from_secret_type_to_class())
@@ -45,7 +62,7 @@ def _detectors() -> tuple[RegexBasedDetector, ...]:
 def credential_kind(text: str) -> str | None:
     """What kind of credential the text holds (e.g. "GitHub Token"), else None."""
     for detector in _detectors():
-        if any(True for _ in detector.analyze_string(text)):
+        if any(True for window in windows(text) for _ in detector.analyze_string(window)):
             return str(detector.secret_type)
     if _EXTRA.search(text):
         return "API key or token"

@@ -54,8 +54,9 @@ _SEND = (
 )
 _DEST = (
     r"(https?:|hxxps?:|www\.|ftp:|\burl\b|\bwebhook|\bendpoint|\bserver\b|pastebin|requestbin"
-    r"|ngrok|\bdiscord|telegram|attacker|external|remote|[a-z0-9-]+\.(com|net|org|io|xyz|ru|cn"
-    r"|tk|top|site|info|biz|cc|me|app|dev|example)\b|@[a-z0-9-]+\.|\d+\.\d+\.\d+\.\d+)"
+    r"|ngrok|\bdiscord|telegram|attacker|external|remote"
+    r"|(?<![a-z0-9-])[a-z0-9-]{1,63}\.(com|net|org|io|xyz|ru|cn|tk|top|site|info|biz|cc|me|app|dev"
+    r"|example)\b|@[a-z0-9-]{1,63}\.|(?<!\d)\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})"
 )
 _CUE = (
     r"(^|[.!?;:\-–—]\s*|\b(please|always|silently|secretly|quietly|covertly|automatically|then"  # noqa: RUF001
@@ -402,21 +403,21 @@ ROLE_MARKER = Rule(
         r"( message| note| prompt)?\]|\{\{\s*system|###\s*(system|instruction|assistant)\b"
         r"[^\n]{0,20}(:|\n)|\bend of (system )?(prompt|instructions|document|context|"
         r"memory)\b|<end of session>",
-        r"(<!--|/\*|//|\#|;|--|%|\{#|<\?)[\s\-_*]*(system|assistant|developer|ai|model|human|"
+        r"(<!--|/\*|//|\#|;|--|%|\{#|<\?)[\s\-_*]{0,20}(system|assistant|developer|ai|model|human|"
         r"user|instruction|admin)s?\s*(message|note|prompt)?\s*:",
-        r"(^|\n)\s*[-*>]*\s*(system|assistant|developer|ai|human|admin|administrator|root|"
-        r"sistema|système|systeme|система|ассистент|システム|系统|助手)\s*(message|note|notice|"
+        r"(^|\n)[^\S\n]*+[-*>]*+[^\S\n]*+(system|assistant|developer|ai|human|admin|administrator"
+        r"|root|sistema|système|systeme|система|ассистент|システム|系统|助手)\s*(message|note|notice|"
         r"prompt|instruction|override|directive|update|alert|nachricht|mensaje|mensagem|"
         r"messaggio|сообщение|メッセージ|消息)?\s*[:：]\s*[^\n]{0,80}?(\b(you|your|ignore|forget|"  # noqa: RUF001
         r"disregard|from now|always|never|do not|don't|must|new (rules|instructions|role|name|"
         r"task)|comply|grant|unrestricted|respond|reply|answer|print|say|reveal|focus|obey|"
         r"follow|override|du|sie|tu|vous|usted|você|voi)\b|ты |вы |你|あなた|ignor|olvid|oubli|"
         r"esque|dimentic|vergiss|игнор|забуд|忽略|無視)",
-        r"(^|\n)\s*(user|human|assistant|ai)\s*:\s*[^\n]*\n\s*(user|human|assistant|ai)\s*:",
+        r"(^|\n)[^\S\n]*+(user|human|assistant|ai)\s*:[^\n]*+(\n[^\S\n]*+)++(user|human|assistant|ai)\s*:",
         r"\b(system|developer) (message|prompt|instruction|override|directive)s?\s*[:：]",  # noqa: RUF001
         r"\b(assistant|user|human)\s*:\s*(\[|<)\s*(salient|detailed|summary|assistant)",
-        r"(^|\n)\s*[-*>]*\s*(assistant|user|human)\s*:\s*(thanks|could you|please|sure|ok|okay|"
-        r"of course|next)\b",
+        r"(^|\n)[^\S\n]*+[-*>]*+[^\S\n]*+(assistant|user|human)\s*:\s*(thanks|could you|please|sure"
+        r"|ok|okay|of course|next)\b",
         r"[.!?]\s+(assistant|ai|model)\s*:\s*(sure|ok|okay|of course|here is|here's|yes)\b",
     ),
 )
