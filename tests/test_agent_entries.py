@@ -86,6 +86,7 @@ SCRIPT = (
 )
 
 
+@pytest.mark.slow
 def test_store_recall_forget_through_the_graph(backend: Backend) -> None:
     model, graph = graph_of(backend, *SCRIPT)
     replies = turn(graph, "t")

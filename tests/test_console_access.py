@@ -117,6 +117,7 @@ def test_anns_scopes_notes_versions_and_threads_answer_like_nothing(
     assert snapshot(client) == before
 
 
+@pytest.mark.slow
 def test_mallorys_own_views_show_nothing_of_anns(
     seeded: tuple[TestClient, Seeded], backend: Backend
 ) -> None:
@@ -146,6 +147,7 @@ def test_mallorys_own_views_show_nothing_of_anns(
     assert len(everything) == 3
 
 
+@pytest.mark.slow
 def test_visible_but_not_hers_is_403_with_the_reason(seeded: tuple[TestClient, Seeded]) -> None:
     client, _ = seeded
     before = snapshot(client)
@@ -169,6 +171,7 @@ def test_visible_but_not_hers_is_403_with_the_reason(seeded: tuple[TestClient, S
     assert snapshot(client) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "path", "body", "field"),
     [
@@ -265,6 +268,7 @@ def test_bad_input_is_refused_naming_what_was_wrong_and_changes_nothing(
     assert snapshot(client) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "headers",
     [{}, {"Authorization": "Bearer nobody"}, {"Authorization": "Basic ann-token"}],
@@ -314,6 +318,7 @@ def test_a_team_member_reads_and_edits_team_memory_but_not_anns_own(
     assert own.status_code == 404
 
 
+@pytest.mark.slow
 def test_another_scopes_failure_shows_nowhere_in_her_runs(
     seeded: tuple[TestClient, Seeded], backend: Backend
 ) -> None:

@@ -98,6 +98,7 @@ def test_document_read_replace_history_and_restore(seeded: tuple[TestClient, See
     assert SECRETS["team_document"] in team["text"]
 
 
+@pytest.mark.slow
 def test_notes_by_day_with_paging_and_one_note(seeded: tuple[TestClient, Seeded]) -> None:
     client, keys = seeded
     first = get(client, "/api/personal/notes?days=2")
@@ -214,6 +215,7 @@ def test_agent_entries_create_edit_delete(seeded: tuple[TestClient, Seeded]) -> 
     assert keys == {"house-style"}
 
 
+@pytest.mark.slow
 def test_settings_layers_side_by_side_lock_and_platform_default(
     seeded: tuple[TestClient, Seeded],
 ) -> None:
@@ -259,6 +261,7 @@ def test_consolidation_runs_and_run_now(seeded: tuple[TestClient, Seeded]) -> No
     assert len(get(client, "/api/jobs/consolidation?limit=1")["runs"]) == 1
 
 
+@pytest.mark.slow
 async def test_async_client_over_an_async_backend(abackend: Backend) -> None:
     app = create_app(
         abackend.store, tokens=TOKENS, checkpointer=abackend.checkpointer, settings=SETTINGS

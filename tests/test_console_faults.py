@@ -15,6 +15,8 @@ from memory_plugin.server import create_app
 from memory_plugin.server.access import UNAVAILABLE
 from tests.faults import FaultyStore
 
+pytestmark = pytest.mark.slow
+
 TOKENS = {"ann-token": {"identity": "ann", "workspaces": ["acme"], "admin": ["platform"]}}
 ANN = {"Authorization": "Bearer ann-token"}
 SECRET = "Ann's locker code word is heron"

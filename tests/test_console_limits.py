@@ -82,6 +82,7 @@ def test_a_4_mb_document_is_refused_with_413_at_once_and_changes_nothing(
     assert snapshot(client) == before
 
 
+@pytest.mark.slow
 def test_a_chunked_body_is_refused_once_it_passes_the_cap(client: TestClient) -> None:
     before = snapshot(client)
     for path in ("/api/personal/document", "/api/team/acme/document", "/api/settings/user"):
@@ -127,6 +128,7 @@ def test_a_document_is_held_to_its_scopes_hard_limit_plus_a_quarter(client: Test
     assert saved.status_code == 200 and saved.json()["document"]["chars"] == 1_900
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "path", "body", "field", "limit"),
     [

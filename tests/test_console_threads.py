@@ -106,6 +106,7 @@ def test_threads_come_newest_first_a_page_at_a_time(backend: Backend) -> None:
     assert first["last_message"] == "Back to the second thread"
 
 
+@pytest.mark.slow
 def test_the_owner_is_the_newest_one_a_checkpoint_records(backend: Backend) -> None:
     """A fork (update_state, as the chatbot takes back a failed turn) records no owner and
     keeps the thread its owner's; a later run recording another owner makes it theirs, and

@@ -121,6 +121,7 @@ def test_a_run_without_a_user_says_once_that_memory_is_off(
     assert_memory_off(model, turns, caplog)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("server", [LOCAL, SERVER], ids=["local", "server"])
 async def test_a_run_without_a_user_under_ainvoke(
     abackend: Backend, server: dict[str, Any], caplog: pytest.LogCaptureFixture

@@ -151,6 +151,7 @@ def test_long_pasted_text_leads_to_masking_and_compaction(backend: Backend) -> N
     assert "hiring plan of team 7" in answer
 
 
+@pytest.mark.slow
 async def test_a_fetched_page_is_masked_under_ainvoke(abackend: Backend) -> None:
     graph = graph_on(abackend, [fetch_page])
     for n in range(12):

@@ -227,6 +227,7 @@ def test_a_failing_server_fails_the_turn_quickly_and_stores_nothing(
     assert ProfileMemory(backend.store).read(ANN) is None
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason="the openai SDK ends a stream closed before its [DONE] without an error, so the "

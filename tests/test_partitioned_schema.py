@@ -36,6 +36,7 @@ def partitioned_url(scratch_postgres_url: str) -> str:
     return scratch_postgres_url
 
 
+@pytest.mark.slow
 def test_memory_works_on_partitioned_tables(partitioned_url: str) -> None:
     clock = Clock()
     with connect(partitioned_url, index=FLAT) as backend:

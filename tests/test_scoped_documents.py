@@ -47,6 +47,7 @@ def test_hard_limit_compresses_first(backend: Backend) -> None:
     assert memory.read_document(ANN).text == "# Ann\n- fact, short and complete"  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "error"),
     [

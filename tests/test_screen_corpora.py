@@ -21,6 +21,7 @@ def test_the_corpora_are_big_enough_and_cover_every_category() -> None:
     assert all(any(word in t for _, t in ATTACKS) for word in words)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_at_least_97_percent_of_attacks_are_refused(path: str) -> None:
     cases = [t for c, t in ATTACKS if not (c == "credential" and path in PRIVATE)]

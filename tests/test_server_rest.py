@@ -95,6 +95,7 @@ def test_post_goes_through_the_tools_write_path(client: TestClient, backend: Bac
     assert memory.read(ann)["user"].entries == ["Ann prefers imperial units"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "headers",
     [{}, {"Authorization": "Bearer nobody"}, {"Authorization": "Basic ann-token"}],
@@ -218,6 +219,7 @@ def test_tokens_must_be_configured(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         create_app(url="memory://", tokens=broken)
 
 
+@pytest.mark.slow
 async def test_concurrent_posts_lose_no_entry_and_never_pass_the_limit(abackend: Backend) -> None:
     app = create_app(abackend.store, tokens=TOKENS)
     transport = httpx.ASGITransport(app=app)

@@ -85,6 +85,7 @@ def test_masked_output_comes_back_from_the_journal(backend: Backend) -> None:
     assert "<page https://example.com/0>" in view.content and view.content.count("lorem") == 120
 
 
+@pytest.mark.slow
 def test_no_masking_without_a_reported_window_or_with_the_switch_off(backend: Backend) -> None:
     graph, _ = build_graph(backend, chat(turns(9), window=None), summary_model=CompactionModel())
     for n in range(9):
@@ -97,6 +98,7 @@ def test_no_masking_without_a_reported_window_or_with_the_switch_off(backend: Ba
     assert not any(is_masked(m) for m in tool_messages(state_of(graph, "t2")))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("combined", [False, True], ids=["nodes", "prepare_context"])
 def test_compaction_summarizes_keeps_pairs_and_records_a_divider(
     backend: Backend, combined: bool
@@ -123,6 +125,7 @@ def test_compaction_summarizes_keeps_pairs_and_records_a_divider(
     assert "read page 0" not in " ".join(str(m.content) for m in last_input[1:])
 
 
+@pytest.mark.slow
 def test_protected_prefix_is_byte_identical_through_compaction(backend: Backend) -> None:
     ScopedMemory(backend.store).write_document(ANN, "# Ann\n- prefers tea")
     ScopedMemory(backend.store).remember(ANN, "Planning a trip to Lisbon")
@@ -143,6 +146,7 @@ def test_protected_prefix_is_byte_identical_through_compaction(backend: Backend)
     assert state_of(graph)["memory_context"]["dividers"]
 
 
+@pytest.mark.slow
 def test_failed_summary_leaves_the_conversation_unchanged(
     backend: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -159,6 +163,7 @@ def test_failed_summary_leaves_the_conversation_unchanged(
     assert any("compaction failed" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.slow
 def test_flush_appends_one_note_per_compaction(backend: Backend) -> None:
     summarizer = CompactionModel(note="Reading example.com pages; open: " + "x " * 400)
     graph, _ = build_graph(
@@ -240,6 +245,7 @@ def test_summarize_now_failure_changes_nothing(
     assert [m.id for m in state_of(graph)["messages"]] == [m.id for m in before]
 
 
+@pytest.mark.slow
 async def test_nodes_under_ainvoke(abackend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_MASKING", "off")
     model = chat(turns(12), window=8_000)

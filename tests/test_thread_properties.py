@@ -152,6 +152,7 @@ def test_compaction_keeps_pairs_todos_and_the_protected_prefix(
         assert again.status == "nothing_to_compact"
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(transcripts(), windows)
 def test_masking_then_compaction_keeps_every_pair(messages: list[BaseMessage], window: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -14,6 +15,8 @@ from pydantic import Field
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.tokens import counter_for
 from tests.fakes import CompactionModel
+
+pytestmark = pytest.mark.slow
 
 WINDOW = 4_000
 LONG_PROMPT = "You are a careful assistant. Follow the house style guide closely. " * 70

@@ -54,6 +54,7 @@ def _failures(results: list[Any]) -> list[str]:
     return [repr(r) for r in results if isinstance(r, Exception)]
 
 
+@pytest.mark.slow
 def test_a_store_shared_by_many_threads_never_raises(backend: Backend, busy_threads: None) -> None:
     store = backend.store
 
@@ -126,6 +127,7 @@ async def test_hundred_coroutines_append_notes_to_one_scope(abackend: Backend) -
     _check_positions(notes, await memory.alist_notes(ANN_TEAM))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_two_app_servers_append_to_one_scope(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path

@@ -123,6 +123,7 @@ def test_refused_consolidation_reply_is_a_failed_run(
     assert_retried(memory, backend.store, clock)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(BAD))
 def test_refused_compression_fails_the_consolidation(backend: Backend, kind: str) -> None:
     _, reply, reason = BAD[kind]
@@ -218,6 +219,7 @@ def test_refused_compression_keeps_the_document(backend: Backend, kind: str) -> 
     assert write.compressed and write.document.text == COMPRESSED and write.document.version == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["empty", "refusal", "drops most lines"])
 def test_update_memory_says_why_a_compression_was_refused(backend: Backend, kind: str) -> None:
     from memory_plugin import create_memory_graph

@@ -138,6 +138,7 @@ async def test_a_reused_thread_id_starts_a_new_journal_async(abackend: Backend) 
     assert await arun(abackend.store, kept_incarnations_plan("t1")) == [0]
 
 
+@pytest.mark.slow
 def test_a_thread_deleted_without_delete_thread_also_starts_a_new_journal(
     backend: Backend,
 ) -> None:

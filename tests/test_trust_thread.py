@@ -216,6 +216,7 @@ async def test_refused_compaction_summary_under_ainvoke(
     assert "compacted" in [a for a, _ in await aask(graph, "read the next page")]
 
 
+@pytest.mark.slow
 def test_refused_rolling_summary_keeps_the_stored_one_and_is_retried(
     backend: Backend, summarizer: Summarizer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -538,6 +539,7 @@ def test_one_flush_note_per_summarize_now_retried(
     assert summarizer.flushes == 1 and len(notes(backend)) == 1
 
 
+@pytest.mark.slow
 def test_one_flush_note_per_rolling_summary_event_when_a_pass_is_retried(
     backend: Backend, summarizer: Summarizer
 ) -> None:
@@ -556,6 +558,7 @@ def test_one_flush_note_per_rolling_summary_event_when_a_pass_is_retried(
     assert summarizer.flushes == len(passes) and len(notes(backend)) == len(passes)
 
 
+@pytest.mark.slow
 async def test_one_flush_note_per_rolling_summary_event_under_ainvoke(abackend: Backend) -> None:
     down = ConnectionError("summary model unavailable")
     summarizer = Summarizer(replies=[down, down])
