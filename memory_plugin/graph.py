@@ -26,6 +26,7 @@ from langgraph.store.base import BaseStore
 from memory_plugin.compat import RunnableCallable
 from memory_plugin.context import MemoryContext
 from memory_plugin.identity import Membership
+from memory_plugin.safety.staged import Check
 from memory_plugin.services import TurnTools, build_services
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.nodes import SUMMARIZE_NOW
@@ -51,6 +52,7 @@ def create_memory_graph(
     system_prompt: str | None = None,
     membership: Membership | None = None,
     maintenance_model: BaseChatModel | None = None,
+    screen: Check | None = None,
     name: str = "memory_agent",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A compiled agent graph with every enabled memory kind wired in.
@@ -63,7 +65,10 @@ def create_memory_graph(
     the run's scope. `membership(user_id, workspace_id)` admits a workspace the run names.
     `maintenance_model` (default: `model`, never its tool-bound instance; the
     `maintenance_model` setting names another) writes summaries and flush notes, consolidates
-    the profile and compresses documents. Without `store`/`checkpointer` (LangGraph Server)
+    the profile and compresses documents. `screen(text, visibility)` is an extra safety check
+    every memory write of this graph runs after the built-in rules (a reason string refuses
+    the write, None passes it; see docs/safety.md), before the judge the `screen_judge`
+    setting turns on. Without `store`/`checkpointer` (LangGraph Server)
     the server's are used.
     """
     services = build_services(
@@ -73,6 +78,7 @@ def create_memory_graph(
         system_prompt=system_prompt,
         membership=membership,
         maintenance_model=maintenance_model,
+        screen=screen,
     )
     manager, profile = services.manager, services.profile
     all_tools = [*tools, *services.tools]
@@ -92,10 +98,11 @@ def create_memory_graph(
         return SUMMARIZE_NOW if state.get("memory_command") == SUMMARIZE_NOW else PREPARE
 
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
-    builder.add_node(PREPARE, services.start)
-    builder.add_node(SUMMARIZE_NOW, manager.summarize_now)
+    screened = services.screened
+    builder.add_node(PREPARE, screened(services.start))
+    builder.add_node(SUMMARIZE_NOW, screened(manager.summarize_now))
     builder.add_node(AGENT, RunnableCallable(agent, aagent, name=AGENT))
-    builder.add_node(FINISH, services.finish)
+    builder.add_node(FINISH, screened(services.finish))
     builder.add_conditional_edges(START, route, [PREPARE, SUMMARIZE_NOW])
     builder.add_edge(SUMMARIZE_NOW, END)
     builder.add_edge(PREPARE, AGENT)
@@ -105,13 +112,13 @@ def create_memory_graph(
             TOOLS, ToolNode(all_tools, wrap_tool_call=services.gate, awrap_tool_call=services.agate)
         )
         if services.manage is not None:
-            builder.add_node(MANAGE, services.manage)
+            builder.add_node(MANAGE, screened(services.manage))
             builder.add_edge(TOOLS, MANAGE)
             builder.add_edge(MANAGE, AGENT)
         else:
             builder.add_edge(TOOLS, AGENT)
     if profile is not None:
-        builder.add_node(PROFILE, profile.consolidate_profile)
+        builder.add_node(PROFILE, screened(profile.consolidate_profile))
         builder.add_edge(FINISH, PROFILE)
         builder.add_edge(PROFILE, END)
     else:

@@ -37,6 +37,7 @@ from langgraph.runtime import Runtime
 
 from memory_plugin.compat import RunnableCallable
 from memory_plugin.identity import Membership
+from memory_plugin.safety.staged import Check
 from memory_plugin.services import AsyncExecute, Execute, Result, build_services
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.nodes import SUMMARIZE_NOW
@@ -91,7 +92,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
     (environment variables override and lock them, layers in the store still apply each turn;
     a bad value raises SettingsError here); `system_prompt` opens the protected prefix, after
     create_agent's own system prompt if it has one; `membership(user_id, workspace_id)` admits
-    a workspace the run names.
+    a workspace the run names; `screen(text, visibility)` is an extra safety check every memory
+    write runs after the built-in rules (see create_memory_graph and docs/safety.md).
     """
 
     state_schema = MemoryAgentState
@@ -104,6 +106,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         system_prompt: str | None = None,
         membership: Membership | None = None,
         maintenance_model: BaseChatModel | None = None,
+        screen: Check | None = None,
     ) -> None:
         services = build_services(
             model,
@@ -111,10 +114,18 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
             system_prompt=system_prompt,
             membership=membership,
             maintenance_model=maintenance_model,
+            screen=screen,
         )
         self.services = services
         self.manager, self.profile, self.tools = services.manager, services.profile, services.tools
-        self._start, self._manage, self._finish = services.start, services.manage, services.finish
+        screened = services.screened
+        manage = services.manage
+        self._start, self._finish = screened(services.start), screened(services.finish)
+        self._manage = None if manage is None else screened(manage)
+        self._summarize = screened(self.manager.summarize_now)
+        self._consolidate = (
+            None if self.profile is None else screened(self.profile.consolidate_profile)
+        )
 
     @staticmethod
     def _summarized(update: Update) -> Update:
@@ -125,14 +136,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
     def before_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
         """Load memory and manage the context (journal, mask, compact), or summarize now."""
         if state.get("memory_command") == SUMMARIZE_NOW:
-            return self._summarized(_invoke(self.manager.summarize_now, dict(state)))
+            return self._summarized(_invoke(self._summarize, dict(state)))
         return _invoke(self._start, dict(state))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
         """Async twin of before_agent."""
         if state.get("memory_command") == SUMMARIZE_NOW:
-            return self._summarized(await _ainvoke(self.manager.summarize_now, dict(state)))
+            return self._summarized(await _ainvoke(self._summarize, dict(state)))
         return await _ainvoke(self._start, dict(state))
 
     def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
@@ -197,8 +208,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         if state.get("memory_command") == SUMMARIZE_NOW:
             return {"memory_command": None}
         update = _invoke(self._finish, dict(state))
-        if self.profile is not None:
-            _invoke(self.profile.consolidate_profile, self._profile_state(dict(state), update))
+        if self._consolidate is not None:
+            _invoke(self._consolidate, self._profile_state(dict(state), update))
         return update
 
     async def aafter_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
@@ -206,7 +217,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         if state.get("memory_command") == SUMMARIZE_NOW:
             return {"memory_command": None}
         update = await _ainvoke(self._finish, dict(state))
-        if self.profile is not None:
+        if self._consolidate is not None:
             state_now = self._profile_state(dict(state), update)
-            await _ainvoke(self.profile.consolidate_profile, state_now)
+            await _ainvoke(self._consolidate, state_now)
         return update

@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import BaseMessage, ToolMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
@@ -31,6 +31,7 @@ from memory_plugin.identity import Membership
 from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.nouser import MEMORY_OFF
 from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.safety.staged import Check, Screen, screen_from, screening
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.tools import scoped_memory_tools
 from memory_plugin.settings import MemorySettings, SettingsCache
@@ -56,6 +57,7 @@ class MemoryServices:
     tools: list[BaseTool]
     kinds: dict[str, str]
     membership: Membership | None = None
+    screen: Screen = field(default_factory=Screen)
     _last: tuple[Any, MemorySettings] | None = field(default=None, repr=False)
 
     @property
@@ -132,14 +134,36 @@ class MemoryServices:
         return ToolMessage(why, name=call["name"], tool_call_id=call["id"], status="error")
 
     def gate(self, request: ToolCallRequest, execute: Execute) -> Result:
-        """A ToolNode wrapper refusing calls to tools of a memory kind that is off."""
+        """A ToolNode wrapper refusing calls to tools of a memory kind that is off; a call
+        that runs does so under this graph's safety screen."""
         refused = self._refused(request)
-        return refused if refused is not None else execute(request)
+        if refused is not None:
+            return refused
+        with screening(self.screen):
+            return execute(request)
 
     async def agate(self, request: ToolCallRequest, execute: AsyncExecute) -> Result:
         """Async twin of gate."""
         refused = self._refused(request)
-        return refused if refused is not None else await execute(request)
+        if refused is not None:
+            return refused
+        with screening(self.screen):
+            return await execute(request)
+
+    def screened(self, node: RunnableCallable) -> RunnableCallable:
+        """The node run under this graph's safety screen (set inside the node's body, since
+        LangGraph runs each node in a context of its own), sync and async."""
+        screen = self.screen
+
+        def sync(state: Any, config: RunnableConfig) -> Any:
+            with screening(screen):
+                return node.invoke(state, config)
+
+        async def asynchronous(state: Any, config: RunnableConfig) -> Any:
+            with screening(screen):
+                return await node.ainvoke(state, config)
+
+        return RunnableCallable(sync, asynchronous, name=node.name, trace=False)
 
 
 @dataclass
@@ -176,15 +200,20 @@ def build_services(
     membership: Membership | None = None,
     environ: Mapping[str, str] | None = None,
     maintenance_model: BaseChatModel | None = None,
+    screen: Check | None = None,
 ) -> MemoryServices:
     """Build one graph's memory; memory work uses `maintenance_model` (default: `model`) unless
-    the `maintenance_model` setting names another. Bad settings (in code or the environment,
-    a maintenance model that cannot be loaded included) raise SettingsError here."""
+    the `maintenance_model` setting names another. Every write runs the safety screen: the
+    built-in stages, then the operator's `screen` check, then the judge when `screen_judge`
+    is on (asking the maintenance model). Bad settings (in code or the environment, a
+    maintenance model that cannot be loaded included) raise SettingsError here, a `screen`
+    that is not callable TypeError."""
     source = SettingsCache(settings, environ=environ)
     base = source.base
     maintenance = MaintenanceModel(maintenance_model or model)
     if base.maintenance_model:
         maintenance.load(base.maintenance_model)
+    staged = screen_from(screen, base, maintenance(base))
     scoped = (
         ScopedMemory(store, settings=source, model=maintenance, membership=membership)
         if base.scoped_memory
@@ -224,4 +253,4 @@ def build_services(
         thread_tools = journal_tools()
         tools += thread_tools
         kinds.update(dict.fromkeys((t.name for t in thread_tools), "context_management"))
-    return MemoryServices(source, manager, scoped, profile, tools, kinds, membership)
+    return MemoryServices(source, manager, scoped, profile, tools, kinds, membership, staged)

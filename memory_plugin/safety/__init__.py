@@ -4,27 +4,39 @@
 surrogates (no store keeps them, see `refuse_unstorable`), hidden characters (checked on the
 raw text), instructions to the model, role or tag markers, secret exfiltration, persistence
 or backdoors (matched on normalised forms of the text, see `normalise.variants`), and
-credentials, which only private memory may hold.
+credentials, which only private memory may hold. Text these built-in stages pass then goes
+to the active screen's operator check and judge, when it has them (see `staged`).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from typing import Literal
 
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.safety.credentials import credential_kind
 from memory_plugin.safety.normalise import hidden_character, variants
 from memory_plugin.safety.rules import ALL
+from memory_plugin.safety.staged import (
+    Check,
+    Screen,
+    Visibility,
+    active_screen,
+    screen_from,
+    screening,
+)
 from memory_plugin.storable import unstorable_character
 
-Visibility = Literal["private", "shared"]
-
 __all__ = [
+    "Check",
+    "Screen",
     "Visibility",
+    "active_screen",
+    "builtin_violation",
     "credential_kind",
     "refuse_unstorable",
     "screen",
+    "screen_from",
+    "screening",
     "strip_control",
     "violation",
     "visibility_of",
@@ -59,7 +71,15 @@ def refuse_unstorable(text: str, what: str) -> None:
 
 
 def violation(text: str, *, visibility: Visibility = "private") -> str | None:
-    """Why the text may not be stored (what is wrong, then the rule's name), else None."""
+    """Why the text may not be stored (what is wrong, then the rule's or stage's name), else
+    None: the active screen's verdict (memory_plugin.safety.staged; by default the built-in
+    stages alone)."""
+    return active_screen().violation(text, visibility)
+
+
+def builtin_violation(text: str, *, visibility: Visibility = "private") -> str | None:
+    """The built-in stages' verdict: why the text may not be stored (what is wrong, then the
+    rule's name), else None."""
     unstorable = _unstorable(text)
     if unstorable is not None:
         return unstorable
@@ -88,14 +108,18 @@ def screen(
 ) -> None:
     """Refuse text that hides characters, steers the model, leaks or plants secrets. With
     `lines`, each line is judged alone; only a line feed ends a line, as in what is stored
-    (other breaks, such as a vertical tab, are control characters dropped from it)."""
+    (other breaks, such as a vertical tab, are control characters dropped from it) by the
+    built-in stages, and the active screen's operator check and judge see the whole text once."""
     if lines:
         for number, line in enumerate(text.split("\n"), start=1):
-            reason = violation(line, visibility=visibility)
+            reason = builtin_violation(line, visibility=visibility)
             if reason is not None:
                 preview = line.strip()
                 preview = preview if len(preview) <= 60 else preview[:57] + "..."
                 raise MemoryWriteError(f"{what} at line {number} ({preview!r}) {reason}")
+        reason = active_screen().later(text, visibility)
+        if reason is not None:
+            raise MemoryWriteError(f"{what} {reason}")
         return
     reason = violation(text, visibility=visibility)
     if reason is not None:

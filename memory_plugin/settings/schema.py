@@ -223,6 +223,23 @@ class MemorySettings(BaseModel):
         layers=PLATFORM_ONLY,
     )
 
+    # The safety screen's optional judge (docs/safety.md; memory_plugin.safety.judge)
+    screen_judge: Literal["off", "team", "all"] = _f(
+        "off",
+        "the maintenance model judges whether text the rules passed is an instruction to a "
+        "model: for team memory, or all memory",
+        layers=PLATFORM_ONLY,
+    )
+    screen_judge_failure: Literal["refuse", "allow"] = _f(
+        "refuse",
+        "when the judge or an operator check fails (error, timeout, garbage), team memory is "
+        "refused or stored; private memory is always stored",
+        layers=PLATFORM_ONLY,
+    )
+    screen_judge_timeout_seconds: float = _f(
+        10.0, "a judge call never holds a write longer", ge=0.5, le=120.0, layers=PLATFORM_ONLY
+    )
+
 
 @cache
 def field_bounds(name: str) -> tuple[float | None, float | None]:
