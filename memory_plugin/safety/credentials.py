@@ -1,4 +1,30 @@
-"""Credentials in memory text: detect-secrets' pattern detectors plus password phrases."""
+"""Credentials in memory text: detect-secrets' detectors, then the providers they lack.
+
+1. Every regex detector detect-secrets registers (AWS, Azure storage, Artifactory, Basic-auth
+   URLs, Cloudant, Discord, GitHub classic, GitLab, IBM, JWT, Mailchimp, npm `.npmrc`,
+   OpenAI, private keys, PyPI, SendGrid, Slack, SoftLayer, Square, Stripe, Telegram,
+   Twilio), each reporting its own `secret_type`.
+2. Its KeywordDetector (`password = ...`, `"api_key": "..."`), in both its config form (quotes
+   optional) and its code form (quotes required), with its own heuristic filters applied to
+   each finding (templated, `$`-prefixed, sequential, UUID, id-like, indirect reference, no
+   letter) and `_NOT_SECRET` (placeholders such as `<token>`, `***`, `vault:...`). The
+   filename-based filters (lock files, swagger, non-text) do not apply: a note has no file.
+3. `PROVIDER_PATTERNS`: token formats of providers detect-secrets has no detector for (the
+   gitleaks formats), each reporting its provider name.
+4. `_PHRASE`: a password or token given in words, in several languages ("the password is
+   ...", "Passwort: ...").
+
+Left out, on purpose:
+- IPPublicDetector: a public IP address is not a credential (and notes name hosts).
+- HighEntropyStringsPlugin: entropy alone cannot tell a secret from the commit shas, content
+  hashes, checksums and ids that engineering notes quote (`sha = "9fceb02..."` has the hex
+  entropy of a key, a quoted base64 digest that of a token), even in an assignment context; a
+  quoted secret under a secret-sounding name is already KeywordDetector's, and one under a
+  provider's prefix a provider pattern's.
+
+Every pattern sees one line, a long line cut into bounded overlapping windows (`windows`), and
+the patterns added here have bounded quantifiers, so a long text costs linear time.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +34,72 @@ from functools import cache
 from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.filters.heuristic import (
+    is_indirect_reference,
+    is_likely_id_string,
+    is_not_alphanumeric_string,
+    is_potential_uuid,
+    is_prefixed_with_dollar_sign,
+    is_sequential_string,
+    is_templated_secret,
+)
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
 from detect_secrets.plugins.ip_public import IPPublicDetector
-from detect_secrets.plugins.keyword import KeywordDetector
+from detect_secrets.plugins.keyword import (
+    CONFIG_DENYLIST_REGEX_TO_GROUP,
+    QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+    KeywordDetector,
+)
 
 _SKIPPED = (HighEntropyStringsPlugin, IPPublicDetector, KeywordDetector)
-_EXTRA = re.compile(
-    r"\b(sk-(ant-|proj-|live-|test-)?[a-z0-9_\-]{20,}|aiza[0-9a-z_\-]{35}|xox[abpors]-[0-9a-z\-]{10,}"
-    r"|npm_[0-9a-z]{36}|gh[pousr]_[0-9a-z]{30,}|glpat-[0-9a-z_\-]{20}|hf_[a-z]{30,}|ya29\.[0-9a-z_\-]{20,}"
-    r"|(aws_)?secret_access_key\s*[=:]\s*\S{20,}|-----begin [a-z ]*private key-----"
-    r"|(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]{0,31}://[^\s:/@]{1,256}:[^\s:/@]{3,256}@[^\s/])",
-    re.IGNORECASE,
-)
+"""Not run as regex detectors: see the module docstring (KeywordDetector runs filtered)."""
+
+_B64URL = r"[A-Za-z0-9_\-]"
+PROVIDER_PATTERNS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern)
+    for name, pattern in {
+        "GitHub fine-grained token": r"\bgithub_pat_[A-Za-z0-9_]{70,100}",
+        "Anthropic API key": rf"\bsk-ant-(?:api|admin|sid)\d\d-{_B64URL}{{20,120}}",
+        "OpenAI-style secret key": (
+            r"\bsk-(?:proj-|svcacct-|admin-|live-|test-)?(?=[A-Za-z_\-]{0,199}[0-9])"
+            rf"{_B64URL}{{20,200}}"
+        ),
+        "Google API key": r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])",
+        "Google OAuth token": rf"\bya29\.{_B64URL}{{20,300}}",
+        "Hugging Face token": r"\bhf_[A-Za-z]{30,40}\b",
+        "npm access token": r"\bnpm_[A-Za-z0-9]{36}\b",
+        "Mailgun key": r"\bkey-[0-9a-f]{32}\b",
+        "DigitalOcean token": r"\bdo[opr]_v1_[a-f0-9]{64}\b",
+        "Notion token": r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[0-9]{11}[A-Za-z0-9]{35})\b",
+        "Atlassian API token": r"\bATATT3[A-Za-z0-9_\-=]{100,250}",
+        "Stripe test key": r"\b[rs]k_test_[0-9a-zA-Z]{24,99}\b",
+        "Shopify token": r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
+        "Postman API key": r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",
+        "HashiCorp Vault token": rf"\bhv[sb]\.{_B64URL}{{24,200}}",
+        "Linear API key": r"\blin_api_[A-Za-z0-9]{40}\b",
+        "Doppler token": r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",
+        "Grafana service account token": r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b",
+        "New Relic key": r"\bNR(?:AK|II|JS)-[A-Za-z0-9]{19,32}\b",
+        "Databricks token": r"\bdapi[a-f0-9]{32}(?:-\d)?\b",
+        "age secret key": r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+        "Discord webhook URL": r"discord(?:app)?\.com/api/webhooks/\d{5,30}/[\w\-]{60,80}",
+        "Authorization header": (
+            r"(?i)\bauthorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?"
+            r"(?:basic\s{1,5}[A-Za-z0-9+/]{8,512}={0,2}"
+            rf"|bearer\s{{1,5}}{_B64URL}[A-Za-z0-9_\-.~+/]{{7,1024}}|token\s{{1,5}}[A-Za-z0-9_\-.]{{16,512}})"
+            r"|\bBearer\s{1,5}(?=[A-Za-z0-9_\-.~+/]{0,1023}[0-9])(?=[A-Za-z0-9_\-.~+/]{0,1023}[A-Za-z])"
+            r"[A-Za-z0-9_\-.~+/]{20,1024}"
+        ),
+        "connection string with password": (
+            r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]{0,31}://:[^\s:/@]{3,256}@[^\s/]"
+            r"|(?:^|[;\s\"'])(?:password|pwd)\s{0,5}=\s{0,5}(?![$<{%])[^;\s'\"]{3,128}\s{0,5};"
+        ),
+        "private key block": r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3",
+    }.items()
+}
+"""Token formats of providers detect-secrets lacks, each reported under its provider's name."""
+
 _WORD = (
     r"(password|passwd|pwd|passphrase|passcode|pin code|secret|api[ _-]?key|access[ _-]?key|"
     r"auth[ _-]?token|access[ _-]?token|bearer[ _-]?token|token|client[ _-]?secret|"
@@ -33,7 +112,11 @@ _PHRASE = re.compile(
     r"(?=[^\s\"'`]*[0-9!@#$%^&*_+=])(?=[^\s\"'`]*[a-z])(?P<value>[^\s\"'`,;]{6,})",
     re.IGNORECASE,
 )
-_NOT_SECRET = re.compile(r"^(\$\{?\w+\}?|<\w+>|\*+|x+|\.+|env\.\w+|os\.environ.*|vault:.*)$", re.I)
+_CALL = re.compile(r"[\w.\-]{1,200}[\[(]")
+"""A value that is a call or a lookup (`get_secret()`, `env["KEY"]`), not a secret."""
+_NOT_SECRET = re.compile(
+    r"^(\$\{?\w+\}?|<\w+>|![a-z]+|\*+|x+|\.+|env\.\w+|os\.environ.*|vault:.*)$", re.I
+)
 
 
 WINDOW_CHARS = 1_000
@@ -59,14 +142,89 @@ def _detectors() -> tuple[RegexBasedDetector, ...]:
     return tuple(d for d in chosen if not isinstance(d, _SKIPPED))
 
 
+_KEYWORD = KeywordDetector()
+_KEYWORD_FORMS = (
+    (CONFIG_DENYLIST_REGEX_TO_GROUP, False),
+    (QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, True),
+)
+_KEYWORD_STEMS = re.compile(r"key|pass|pwd|secret|contrase", re.IGNORECASE)
+"""A stem of every name in KeywordDetector's denylist: a line without one is not scanned."""
+_LONG_WORD_CHARS = 80
+_LONG_WORD = re.compile(rf"\w{{{_LONG_WORD_CHARS + 1},}}")
+"""KeywordDetector's patterns let a name's suffix run over every word character after it,
+then backtrack, for each name in a run: they see runs cut to _LONG_WORD_CHARS, so a long run
+costs linear time."""
+
+
+_LOCATION = re.compile(r"[a-z][a-z0-9+.\-]{0,31}://|[~.]{0,2}/", re.IGNORECASE)
+_METADATA_NAME = re.compile(
+    r"[_\-.](names?|arns?|paths?|files?|headers?|refs?|urls?|uris?|env|vars?|ids?|length|len|"
+    r"types?|fields?|labels?|policy|hints?|location|version|rotation\w{0,10})[\]\"'`]{0,2}"
+    r"\s{0,5}(:=|=>|[:=])?\s{0,5}[\"'`]?$",
+    re.IGNORECASE,
+)
+"""A name for something about a secret rather than the secret, just before its value."""
+
+
+def _explained_away(secret: str, line: str, *, quoted: bool) -> bool:
+    """detect-secrets' heuristic filters and `_NOT_SECRET`, plus: the value is a URL or a path,
+    the name is a secret's metadata (`secret_name`, `api_key_header`, `password_file`), or the
+    value is a plain word ("string", "true"); an unquoted value (config form, which runs to the
+    end of the line) must be one word, as "Secret: we meet on Friday" is not."""
+    if not quoted:
+        secret = secret.strip("\"'`")
+        if not secret or any(ch.isspace() for ch in secret):
+            return True
+    start = line.find(secret)
+    if _METADATA_NAME.search(line[: max(start, 0)][-60:]):
+        return True
+    plain = secret.isalpha() and (len(secret) < 10 or secret[1:].islower() or secret.isupper())
+    return bool(
+        plain
+        or _LOCATION.match(secret)
+        or is_templated_secret(secret)
+        or is_prefixed_with_dollar_sign(secret)
+        or is_sequential_string(secret)
+        or is_potential_uuid(secret)
+        or is_likely_id_string(secret, line, _KEYWORD)
+        or is_not_alphanumeric_string(secret)
+        or _NOT_SECRET.match(secret)
+        or is_indirect_reference(line)
+    )
+
+
+def _keyword_secret(line: str) -> bool:
+    """Whether KeywordDetector finds a value under a secret-sounding name that is not
+    explained away (see `_explained_away`)."""
+    if not _KEYWORD_STEMS.search(line):
+        return False
+    line = _LONG_WORD.sub(lambda run: run.group()[:_LONG_WORD_CHARS], line)
+    return any(
+        not _explained_away(found.strip(), line, quoted=quoted)
+        for form, quoted in _KEYWORD_FORMS
+        for found in _KEYWORD.analyze_string(line, form)
+    )
+
+
 def credential_kind(text: str) -> str | None:
     """What kind of credential the text holds (e.g. "GitHub Token"), else None."""
+    parts = list(windows(text))
     for detector in _detectors():
-        if any(True for window in windows(text) for _ in detector.analyze_string(window)):
+        if any(True for window in parts for _ in detector.analyze_string(window)):
             return str(detector.secret_type)
-    if _EXTRA.search(text):
-        return "API key or token"
+    for name, pattern in PROVIDER_PATTERNS.items():
+        if any(pattern.search(window) for window in parts):
+            return name
+    if any(_keyword_secret(window) for window in parts):
+        return str(_KEYWORD.secret_type)
     for match in _PHRASE.finditer(text):
-        if not _NOT_SECRET.match(match.group("value")):
+        value = match.group("value")
+        name = text[max(match.start("value") - 60, 0) : match.start("value")]
+        if not (
+            _NOT_SECRET.match(value)
+            or _CALL.match(value)
+            or _LOCATION.match(value)
+            or _METADATA_NAME.search(name)
+        ):
             return "password or secret"
     return None
