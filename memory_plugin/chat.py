@@ -37,8 +37,9 @@ from memory_plugin.models import MODEL_ENV, resolve_model
 from memory_plugin.plans import run
 from memory_plugin.profile.budget import body
 from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.safety.staged import Check, screen_from, screening
 from memory_plugin.scoped.api import ScopedMemory
-from memory_plugin.settings import LayeredSettings
+from memory_plugin.settings import LayeredSettings, SettingsCache
 from memory_plugin.thread.journal import entries_plan, take_back_plan
 from memory_plugin.thread.journaling import SEQ
 from memory_plugin.thread.masking import is_masked
@@ -74,7 +75,13 @@ class Chat:
     """One chat session: a graph on a backend, a user context and a thread."""
 
     def __init__(
-        self, backend: Backend, model: BaseChatModel, ctx: MemoryContext, thread: str, out: TextIO
+        self,
+        backend: Backend,
+        model: BaseChatModel,
+        ctx: MemoryContext,
+        thread: str,
+        out: TextIO,
+        screen: Check | None = None,
     ) -> None:
         self.backend, self.ctx, self.out = backend, ctx, out
         self.cancel = threading.Event()
@@ -84,6 +91,7 @@ class Chat:
             store=backend.store,
             checkpointer=backend.checkpointer,
             system_prompt=SYSTEM_PROMPT,
+            screen=screen,
         )
         self.config: RunnableConfig = {
             "configurable": {"thread_id": thread},
@@ -370,8 +378,10 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
     index = default_index()
     if isinstance(index["embed"], LocalEmbeddings):
         index["embed"].load()
-    with connect(args.url, index=index) as backend:
-        session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out)
+    check: Check | None = getattr(args, "screen", None)
+    staged = screen_from(check, SettingsCache(None).base, model)
+    with connect(args.url, index=index) as backend, screening(staged):
+        session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out, screen=check)
         try:
             session.show_history()
             session.say("Type a message, or /help.")

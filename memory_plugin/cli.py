@@ -124,7 +124,9 @@ def _serve(args: argparse.Namespace) -> int:
     token = None if token_file else secrets.token_urlsafe(24)
     tokens: Any = token_file or {token: _dev_user(args)}
     store = parse_url(args.url).display
-    app = create_app(url=args.url, tokens=tokens, workspaces_from_store=token is not None)
+    app = create_app(
+        url=args.url, tokens=tokens, workspaces_from_store=token is not None, screen=args.screen
+    )
     host = _WILDCARDS.get(args.host, args.host)
     address = f"http://{f'[{host}]' if ':' in host else host}:{args.port}/"
     if token is not None and args.host not in _LOOPBACK:
@@ -222,6 +224,38 @@ def _recall_audit(args: argparse.Namespace) -> int:
         )
     print(report.to_json() if args.json else report.table())
     return 0
+
+
+def load_check(spec: str) -> Any:
+    """The safety check `--screen module:function` names (imported from the current
+    directory too); a spec that does not name a callable is a MemoryPluginError."""
+    import importlib
+
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise MemoryPluginError(f"--screen {spec!r}: expected module:function")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise MemoryPluginError(f"--screen {spec!r}: cannot load it ({exc})") from exc
+    if not callable(found):
+        raise MemoryPluginError(
+            f"--screen {spec!r}: {type(found).__name__} is not a callable check(text, visibility)"
+        )
+    return found
+
+
+def _screen_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--screen",
+        metavar="MODULE:FUNCTION",
+        help="an extra safety check every memory write runs after the built-in rules: "
+        "check(text, visibility) returns a reason to refuse, or None (see docs/safety.md)",
+    )
 
 
 def _scope_options(command: argparse.ArgumentParser) -> None:
@@ -340,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "quits.",
     )
     _chat_options(chat)
+    _screen_option(chat)
     chat.set_defaults(run=_chat)
     demo = commands.add_parser(
         "demo", help="a scripted tour of every memory kind, offline (user demo-ann)"
@@ -382,9 +417,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=["critical", "error", "warning", "info", "debug"],
         help="uvicorn's log level (default: info)",
     )
+    _screen_option(serve)
     serve.set_defaults(run=_serve)
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "screen", None) is not None:
+            args.screen = load_check(args.screen)
         return int(args.run(args))
     except MemoryPluginError as exc:
         print(f"memory-plugin: {exc}", file=sys.stderr)

@@ -16,9 +16,11 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory_plugin.backends import aconnect
 from memory_plugin.errors import MemoryPluginError
+from memory_plugin.safety.staged import Check, Screen, screening
 from memory_plugin.server import entries, jobs, profile, scoped, threads
 from memory_plugin.server import settings as layers
 from memory_plugin.server.access import (
@@ -96,6 +98,23 @@ async def http_answer(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
 
+class Screening:
+    """ASGI middleware: each request runs under the console's safety screen (the route's
+    writes, and tasks or threads started from it, see it as the active screen)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = getattr(scope.get("app"), "state", None)
+        console = getattr(state, "console", None)
+        if console is None:
+            await self.app(scope, receive, send)
+            return
+        with screening(console.screen):
+            await self.app(scope, receive, send)
+
+
 def create_app(
     store: BaseStore | None = None,
     *,
@@ -106,6 +125,7 @@ def create_app(
     model: BaseChatModel | None = None,
     authenticate: Authenticate | None = None,
     workspaces_from_store: bool = False,
+    screen: Check | None = None,
 ) -> FastAPI:
     """The console over `store` (and `checkpointer`, for Summarize now), or over the backend
     `url` opens (memory_plugin.connect's default without one). Callers authenticate with
@@ -115,7 +135,11 @@ def create_app(
     the offline model); `settings` are the defaults under the store's layers. A caller is a
     member of exactly the workspaces their token names; with `workspaces_from_store` also of
     every workspace where the store holds personal memory of theirs (the development token of
-    `memory-plugin serve`, which like the chatbot trusts the workspace a run names)."""
+    `memory-plugin serve`, which like the chatbot trusts the workspace a run names).
+    `screen(text, visibility)` is an extra safety check every write runs after the built-in
+    rules, before the judge the `screen_judge` setting turns on (see docs/safety.md); one
+    that is not callable raises TypeError here."""
+    Screen(check=screen)  # a check that is not callable raises TypeError now, not at startup
     if authenticate is None:
         authenticate = load_tokens(tokens).get
     chosen = model or default_model()
@@ -126,16 +150,19 @@ def create_app(
             yield
             return
         async with aconnect(url, settings=settings) as backend:
-            app.state.console = Console(backend.store, chosen, backend.checkpointer, settings)
+            app.state.console = Console(
+                backend.store, chosen, backend.checkpointer, settings, check=screen
+            )
             yield
 
     app = FastAPI(title="memory_plugin console", lifespan=lifespan, responses=ERRORS)
     app.add_middleware(RequestLimits)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(Screening)
     app.state.authenticate = authenticate
     app.state.workspaces_from_store = workspaces_from_store
     if store is not None:
-        app.state.console = Console(store, chosen, checkpointer, settings)
+        app.state.console = Console(store, chosen, checkpointer, settings, check=screen)
     app.add_exception_handler(NotFound, not_found_answer)
     app.add_exception_handler(RequestValidationError, invalid_answer)
     app.add_exception_handler(MemoryPluginError, refused_answer)

@@ -17,6 +17,7 @@ from memory_plugin.agent import AgentMemory
 from memory_plugin.bounded import BoundedMemory
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.provenance import Provenance, origin
+from memory_plugin.safety.staged import Check, Screen, screen_from
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server.access import Caller
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
@@ -31,13 +32,16 @@ def default_model() -> BaseChatModel:
 
 @dataclass
 class Console:
-    """The memory kinds over one store, for the routes."""
+    """The memory kinds over one store, for the routes, and the safety screen every request's
+    writes run (the built-in stages, the operator's `check`, the judge the settings ask for)."""
 
     store: BaseStore
     model: BaseChatModel
     checkpointer: BaseCheckpointSaver[Any] | None = None
     defaults: MemorySettings | None = None
+    check: Check | None = None
     cache: SettingsCache = field(init=False)
+    screen: Screen = field(init=False)
     scoped: ScopedMemory = field(init=False)
     profile: ProfileMemory = field(init=False)
     bounded: BoundedMemory = field(init=False)
@@ -46,6 +50,7 @@ class Console:
 
     def __post_init__(self) -> None:
         self.cache = SettingsCache(self.defaults)
+        self.screen = screen_from(self.check, self.cache.base, self.model)
         self.scoped = ScopedMemory(self.store, settings=self.cache, model=self.model)
         self.profile = ProfileMemory(self.store, settings=self.cache, model=self.model)
         self.bounded = BoundedMemory(self.store, settings=self.cache)
@@ -66,6 +71,7 @@ class Console:
                 store=self.store,
                 checkpointer=self.checkpointer,
                 settings=self.defaults,
+                screen=self.check,
             )
         return self._graph
 
