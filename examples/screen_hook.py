@@ -10,8 +10,8 @@ the failure logged, team memory is refused (or stored, with `screen_judge_failur
 
 The same check plugs into `create_memory_graph(..., screen=classify)`,
 `MemoryMiddleware(model, screen=classify)`, the console's `create_app(..., screen=classify)`
-and the command line: `memory-plugin chat --screen screen_hook:classify` (and `serve`). It
-prints:
+and the command line: `memory-plugin chat --screen screen_hook:classify` (`serve`,
+`consolidate` and `restore` take it too). It prints:
 
     remember: Noted for 2026-12-01 (note #1).
     remember: Memory not changed: the note was refused: reads as an advertisement (score 1.0) ...

@@ -7,6 +7,7 @@ import os
 import secrets
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 from memory_plugin.errors import MemoryPluginError
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from memory_plugin.context import MemoryContext
+    from memory_plugin.safety import Check
     from memory_plugin.scoped.documents import Document
 
 
@@ -31,6 +35,15 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _screening(check: Check | None, model: BaseChatModel | None) -> AbstractContextManager[Any]:
+    """The staged screen for a command that writes outside a graph: the `--screen` check and
+    the judge the settings ask for (asking `model`)."""
+    from memory_plugin.safety import screen_from, screening
+    from memory_plugin.settings import SettingsCache
+
+    return screening(screen_from(check, SettingsCache(None).base, model))
+
+
 def _consolidate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -41,10 +54,12 @@ def _consolidate(args: argparse.Namespace) -> int:
     from memory_plugin.scoped.shards import worker_ids
 
     if args.workers != 1:
+        if args.screen is not None:
+            raise MemoryPluginError("--screen needs --workers 1 (worker processes run alone)")
         return _consolidate_workers(args)
     worker = Worker(worker_ids(1, args.worker_id)[0], args.lease_seconds)
     model = resolve_model(args.model)
-    with connect(args.url) as backend:
+    with connect(args.url) as backend, _screening(args.screen, model):
         bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr)
 
         def progress(result: ScopeResult) -> None:
@@ -183,7 +198,7 @@ def _restore(args: argparse.Namespace) -> int:
     from memory_plugin.scoped import ScopedMemory
 
     model = resolve_model(args.model) if args.model or os.environ.get(MODEL_ENV) else None
-    with connect(args.url) as backend:
+    with connect(args.url) as backend, _screening(args.screen, model):
         write = ScopedMemory(backend.store, model=model).restore(_context(args), args.version)
     document = write.document
     text = (
@@ -320,6 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=300.0,
         help="how long a worker's claim on a scope lasts if it dies (default: 300)",
     )
+    _screen_option(consolidate)
     consolidate.set_defaults(run=_consolidate)
     history = commands.add_parser(
         "history", help="list the saved versions of a scope's memory document"
@@ -334,6 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     restore.add_argument(
         "--model", help="chat model to compress an over-long version (default: $MEMORY_MODEL)"
     )
+    _screen_option(restore)
     restore.set_defaults(run=_restore)
     audit = commands.add_parser(
         "recall-audit",

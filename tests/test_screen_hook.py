@@ -250,3 +250,51 @@ def test_the_recipe_runs_as_its_docstring_says(tmp_path: Path) -> None:
     assert printed[0].startswith("remember: Noted for ")
     assert printed[1] == f"remember: Memory not changed: the note {REASON}"
     assert printed[2] == f"team note refused: the note {TEAM_REASON}"
+
+
+def test_restore_takes_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    monkeypatch.delenv("MEMORY_MODEL", raising=False)
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    ann = MemoryContext(user_id="ann")
+    with connect(url) as backend:
+        memory = ScopedMemory(backend.store)
+        memory.write_document(ann, f"# Notes\n- {AD}")
+        memory.write_document(ann, f"# Notes\n- {FINE}")
+    argv = ["restore", "--url", url, "--user", "ann", "1", "--screen", "screen_hook:classify"]
+    assert main(argv) == 2
+    assert f"the memory document {REASON}" in capsys.readouterr().err
+    assert main(argv[:-2]) == 0  # without the check, version 1 passes the rules
+
+
+def test_the_middleware_takes_the_check(backend: Backend) -> None:
+    agents = pytest.importorskip("langchain.agents")
+    from memory_plugin.middleware import MemoryMiddleware
+    from memory_plugin.settings import MemorySettings
+
+    model = remember(AD)
+    middleware = MemoryMiddleware(model, settings=MemorySettings(profile=False), screen=classify)
+    agent = agents.create_agent(
+        model,
+        tools=[],
+        middleware=[middleware],
+        checkpointer=backend.checkpointer,
+        store=backend.store,
+        context_schema=MemoryContext,
+    )
+    answer = reply(agent.invoke(INPUT, CONFIG, context=ANN))
+    assert answer == f"Memory not changed: the note {REASON}"
+    assert notes(backend, ANN) == []
+    with pytest.raises(TypeError, match="must be a callable check"):
+        MemoryMiddleware(model, screen=object())  # type: ignore[arg-type]
+
+
+def test_consolidate_workers_refuse_the_check(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    argv = ["consolidate", "--workers", "2", "--screen", "screen_hook:classify"]
+    assert main(argv) == 2
+    assert "--screen needs --workers 1" in capsys.readouterr().err
