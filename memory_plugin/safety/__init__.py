@@ -15,7 +15,7 @@ import unicodedata
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.safety.credentials import credential_kind
 from memory_plugin.safety.normalise import hidden_character, variants
-from memory_plugin.safety.rules import ALL
+from memory_plugin.safety.rules import first_broken
 from memory_plugin.safety.staged import (
     Check,
     Screen,
@@ -90,9 +90,9 @@ def builtin_violation(text: str, *, visibility: Visibility = "private") -> str |
             "(safety screen rule: hidden characters)"
         )
     forms = variants(text)
-    for rule in ALL:
-        if any(rule.matches(form) for form in forms):
-            return f"{rule.refusal} (safety screen rule: {rule.name})"
+    rule = first_broken(forms)
+    if rule is not None:
+        return f"{rule.refusal} (safety screen rule: {rule.name})"
     if visibility == "shared":
         kind = credential_kind(text)
         if kind is not None:

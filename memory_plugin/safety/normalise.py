@@ -41,11 +41,22 @@ _HOMOGLYPHS = str.maketrans(
     "аеорсухіјѕԁɡһӏкмнтвαεορτυνκιχѵⅰℓ",
     "aeopcyxijsdghlkmhtbaeoptuvkixvil",
 )
+# Looking for a homoglyph is a scan, much faster than translating text that holds none.
+_HOMOGLYPH = re.compile(f"[{re.escape(''.join(map(chr, _HOMOGLYPHS)))}]")
 _LEET = str.maketrans("013457@$", "oieastas")
 _ROT13 = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
     "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM",
 )
+_Table = tuple[dict[int, int], bytes]  # str.translate's table, and the same for ASCII bytes
+
+
+def _table(table: dict[int, int]) -> _Table:
+    ascii_part = bytes(table.get(code, code) for code in range(128))
+    return table, ascii_part + bytes(range(128, 256))
+
+
+_LEET_TABLE, _ROT13_TABLE = _table(_LEET), _table(_ROT13)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?\n]*")
 _COMMON = frozenset(
     (
@@ -90,6 +101,7 @@ _MARKUP = re.compile(
     rf"<(?!\s*/?\s*{_OURS}\s*>)[^<>\n]{{0,60}}>|[*`~#>|\[\]\"“”]+|(?<!\w)_+|_+(?!\w)"
 )
 _SPACED = re.compile(r"(?<![\w])(?:\w[ \t.\-*·]){2,}\w(?![\w])")
+_SPACERS = re.compile(r"[ \t.\-*·]")
 
 # Candidate runs: one character class each, or fixed-width groups whose separators can never
 # start a group, so a failed attempt gives back at most a few characters.
@@ -196,14 +208,32 @@ def variants(text: str) -> list[str]:
     """The normalised forms to match: folded, de-homoglyphed, unmarked, despaced, de-leeted,
     rot13, reversed (whole and word by word) and decoded."""
     base = _strip_hidden(unicodedata.normalize("NFKC", text)).casefold()
-    latin = base.translate(_HOMOGLYPHS)
+    latin = base.translate(_HOMOGLYPHS) if _HOMOGLYPH.search(base) else base
     unmarked = " ".join(_MARKUP.sub(" ", latin).split())
-    joined = _SPACED.sub(lambda m: re.sub(r"[ \t.\-*·]", "", m.group()), latin)
-    despaced = " ".join(_MARKUP.sub(" ", joined).split())
-    forms = [base, latin, unmarked, " ".join(joined.split()), despaced, despaced.translate(_LEET)]
+    joined = _SPACED.sub(_unspaced, latin)
+    despaced = unmarked if joined == latin else " ".join(_MARKUP.sub(" ", joined).split())
+    forms = [
+        base,
+        latin,
+        unmarked,
+        " ".join(joined.split()),
+        despaced,
+        _translate(despaced, _LEET_TABLE),
+    ]
     forms.extend(_turned(unmarked))
     forms.extend(_decoded(text))
     return list(dict.fromkeys(forms))
+
+
+def _unspaced(match: re.Match[str]) -> str:
+    return _SPACERS.sub("", match.group())
+
+
+def _translate(text: str, table: _Table) -> str:
+    """str.translate, through bytes for ASCII text (several times faster)."""
+    if text.isascii():
+        return text.encode("ascii").translate(table[1]).decode("ascii")
+    return text.translate(table[0])
 
 
 def _turned(text: str) -> list[str]:
@@ -217,9 +247,8 @@ def _turned(text: str) -> list[str]:
     for match in _SENTENCE.finditer(text.casefold()):
         sentence = match.group()
         if 4 * _count(sentence, "nrvbh") > 5 * _count(sentence, "aeiou"):
-            rot13.append(sentence.translate(_ROT13))
-        words = sentence.split()
-        if _wordlike(word[::-1] for word in words) > _wordlike(words):
+            rot13.append(_translate(sentence, _ROT13_TABLE))
+        if len(_WORDLIKE_REVERSED.findall(sentence)) > len(_WORDLIKE.findall(sentence)):
             backwards.append(sentence)
     forms = [" ".join(rot13)] if rot13 else []
     if backwards:
@@ -229,11 +258,23 @@ def _turned(text: str) -> list[str]:
 
 
 def _count(text: str, letters: str) -> int:
-    return sum(text.count(letter) for letter in letters)
+    return sum(map(text.count, letters))
 
 
-def _wordlike(words: Iterable[str]) -> int:
-    return sum(word.strip(_PUNCTUATION) in _COMMON or word.endswith(_ENDINGS) for word in words)
+def _wordlike_pattern(common: Iterable[str], endings: Iterable[str], *, reverse: bool) -> str:
+    """A whitespace-separated word that, stripped of punctuation, is a common word, or that
+    ends like an English word (read backwards with `reverse`)."""
+    punctuation = f"[{re.escape(_PUNCTUATION)}]*"
+    words = "|".join(re.escape(w[::-1] if reverse else w) for w in sorted(common))
+    ends = "|".join(re.escape(e[::-1] if reverse else e) for e in endings)
+    ending = rf"(?:{ends})\S*" if reverse else rf"\S*(?:{ends})"
+    return rf"(?<!\S)(?:{punctuation}(?:{words}){punctuation}(?!\S)|{ending}(?!\S))"
+
+
+# Counting the words that read like English, forwards and backwards, in one scan each: a word
+# is a maximal run of non-whitespace (as str.split sees it), counted once.
+_WORDLIKE = re.compile(_wordlike_pattern(_COMMON, _ENDINGS, reverse=False))
+_WORDLIKE_REVERSED = re.compile(_wordlike_pattern(_COMMON, _ENDINGS, reverse=True))
 
 
 def _decoded(text: str) -> list[str]:
@@ -331,7 +372,7 @@ def _same(run: str) -> str:
 
 
 def _rot13(run: str) -> str:
-    return run.translate(_ROT13)
+    return _translate(run, _ROT13_TABLE)
 
 
 def _reversed(run: str) -> str:

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
+from re import _constants as _sre  # type: ignore[attr-defined]
+from re import _parser  # type: ignore[attr-defined]
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -558,3 +563,304 @@ BACKDOOR = Rule(
 )
 
 ALL = (INSTRUCTION, ROLE_MARKER, EXFILTRATION, BACKDOOR)
+
+
+# The prefilter. Every pattern needs certain literal text: `\bignore\b...` cannot match a form
+# without the word "ignore". `_index` reads each pattern's parse tree (re._parser) for such needs:
+# sets of strings of which any match holds at least one. Each need is a necessary condition, so
+# a pattern runs only where all of its needs are met, and skipping it cannot change a verdict.
+# A string is looked up by a key (a whole word of it, bounded inside the string by a non-word
+# character or a \b, in the set of the forms' words; else three characters or one of a run of
+# word characters, in the forms' distinct words), then its other parts are looked for.
+# In a needed string, _BOUNDARY stands for \b or for non-word characters (\s+): the string's
+# words end there, and its parts between boundaries are each found in the forms.
+_BOUNDARY = "\x01"
+_MOST = 64  # strings per need, past which a run of literals is split
+_ZERO_WIDTH = frozenset({_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT})
+_REPEATS = frozenset({_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT})
+_WORD = re.compile(r"\w+")
+
+Node = tuple[Any, Any]
+
+
+def _exact(items: Iterable[Node]) -> frozenset[str] | None:
+    """Every string the sequence can match (zero-width parts as "", a \\b as _BOUNDARY), if few."""
+    out = {""}
+    for op, av in items:
+        part = _exact_node(op, av)
+        if part is None:
+            return None
+        out = {a + b for a in out for b in part}
+        if len(out) > _MOST:
+            return None
+    return frozenset(out)
+
+
+def _exact_node(op: Any, av: Any) -> frozenset[str] | None:
+    if op is _sre.LITERAL:
+        return frozenset({chr(av)})
+    if op is _sre.AT and av is _sre.AT_BOUNDARY:
+        return frozenset({_BOUNDARY})
+    if op in _ZERO_WIDTH:
+        return frozenset({""})
+    if op is _sre.IN:
+        if av and all(item is _sre.CATEGORY and value is _sre.CATEGORY_SPACE for item, value in av):
+            return frozenset({_BOUNDARY})  # \s: a non-word character
+        chars: set[str] = set()
+        for item, value in av:
+            if item is _sre.LITERAL:
+                chars.add(chr(value))
+            elif item is _sre.RANGE and value[1] - value[0] < 8:
+                chars.update(map(chr, range(value[0], value[1] + 1)))
+            else:
+                return None
+        return frozenset(chars) if len(chars) <= 8 else None
+    if op is _sre.SUBPATTERN:
+        return None if av[1] & _sre.SRE_FLAG_IGNORECASE else _exact(av[3])
+    if op is _sre.ATOMIC_GROUP:
+        return _exact(av)
+    if op is _sre.BRANCH:
+        alternatives: set[str] = set()
+        for branch in av[1]:
+            strings = _exact(branch)
+            if strings is None:
+                return None
+            alternatives |= strings
+        return frozenset(alternatives) if len(alternatives) <= _MOST else None
+    if op in _REPEATS:
+        one = _exact(av[2])
+        if one is None:
+            return None
+        if all(string and not _WORD.search(string) for string in one):
+            # a run of non-word characters: whatever its length, a boundary for words
+            return frozenset({_BOUNDARY} if av[0] else {"", _BOUNDARY})
+        if av[1] > 3:
+            return None
+        repeated: set[str] = set()
+        current = {""}
+        for count in range(av[1] + 1):
+            if count >= av[0]:
+                repeated |= current
+            current = {a + b for a in current for b in one}
+            if len(repeated) > _MOST or len(current) > _MOST:
+                return None
+        return frozenset(repeated)
+    return None
+
+
+def _needs(items: Iterable[Node], lead: str = "") -> list[frozenset[str]]:
+    """Sets of strings, each of which a match of the sequence holds one of; `lead` is
+    _BOUNDARY where what comes before the sequence ends a word."""
+    needs: list[frozenset[str]] = []
+    run = {lead}  # the strings a run of exactly known parts can match
+    for op, av in items:
+        part = _exact_node(op, av)
+        if part is not None:
+            joined = {a + b for a in run for b in part}
+            if len(joined) <= _MOST:
+                run = joined
+                continue
+            needs.append(frozenset(run))
+            run = {_lead(run) + b for b in part}
+            continue
+        needs.append(frozenset(run))
+        needs.extend(_node_needs(op, av, _lead(run)))
+        run = {""}
+    needs.append(frozenset(run))
+    return [need for need in needs if need and all(s.strip(_BOUNDARY) for s in need)]
+
+
+def _lead(run: set[str]) -> str:
+    """_BOUNDARY if every string of the run ends a word there (at a \\b or a non-word character)."""
+    ends = all(s and (s[-1] == _BOUNDARY or not _WORD.match(s[-1])) for s in run)
+    return _BOUNDARY if ends else ""
+
+
+def _node_needs(op: Any, av: Any, lead: str) -> list[frozenset[str]]:
+    if op is _sre.SUBPATTERN:
+        return [] if av[1] & _sre.SRE_FLAG_IGNORECASE else _needs(av[3], lead)
+    if op is _sre.ATOMIC_GROUP:
+        return _needs(av, lead)
+    if op in _REPEATS and av[0] >= 1:
+        return _needs(av[2], lead)
+    if op is _sre.BRANCH:
+        either: set[str] = set()
+        for branch in av[1]:
+            needs = _needs(branch, lead)
+            if not needs:
+                return []
+            best: frozenset[str] = min(needs, key=_odds)
+            either |= best
+        return [frozenset(either)]
+    return []
+
+
+def _word_of(string: str) -> str | None:
+    """The longest whole word in the string (a match holding the string has it as a word)."""
+    words = [m.group() for m in _WORD.finditer(string) if m.start() > 0 and m.end() < len(string)]
+    return max(words, key=len, default=None)
+
+
+def _odds(need: frozenset[str]) -> float:
+    """Roughly how likely ordinary text is to meet the need (lower filters better)."""
+    odds = 0.0
+    for string in need:
+        word = _word_of(string)
+        longest = max(len(part) for part in string.split(_BOUNDARY))
+        odds += 0.2 ** (longest - 1) * (0.1 if word is not None else 1.0)
+    return odds
+
+
+Parts = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _parts(string: str) -> Parts:
+    """The string's runs of word characters (each inside one word of the forms), and its
+    pieces between boundaries that are more than one such run (each somewhere in the forms)."""
+    inside = set(_WORD.findall(string))
+    across = {p for p in string.split(_BOUNDARY) if p.strip() and p not in inside}
+    return tuple(sorted(inside)), tuple(sorted(across))
+
+
+def _found(parts: Parts, wordtext: str, text: str) -> bool:
+    """Whether every part is in the forms: a run of word characters can only lie inside one of
+    their words, so it is looked for in the distinct words, the rest in the whole text."""
+    inside, across = parts
+    return all(part in wordtext for part in inside) and all(part in text for part in across)
+
+
+_FREQUENT = frozenset("etaoinshrdlu")
+
+
+def _rarest(run: str, width: int) -> str:
+    """`width` characters of the run, those least common in English."""
+    pieces = (run[i : i + width] for i in range(len(run) - width + 1))
+    return min(pieces, key=lambda piece: sum(map(piece.count, _FREQUENT)))
+
+
+# Words too common in memory notes to look a string up by.
+_COMMON_WORDS = frozenset(
+    (
+        *("a", "all", "an", "and", "any", "are", "as", "at", "be", "by", "do", "every", "for"),
+        *("from", "i", "if", "in", "is", "it", "me", "my", "new", "no", "not", "of", "on", "or"),
+        *("the", "this", "that", "to", "user", "users", "we", "what", "when", "will", "with"),
+        *("you", "your"),
+    )
+)
+
+
+def _key(string: str) -> tuple[int, str, Parts]:
+    """How a string is looked up: by a whole word of its (kind 0), three characters of a run of
+    word characters (kind 1) or one (kind 2), whichever ordinary text is least likely to hold,
+    else by its parts alone (kind -1); with the string's parts left to find once the key is."""
+    inside, across = _parts(string)
+    whole = {m.group() for m in _WORD.finditer(string) if m.start() > 0 and m.end() < len(string)}
+    candidates: list[tuple[float, int, str]] = []
+    for run in inside:
+        if run in whole:
+            candidates.append((1.0 if run in _COMMON_WORDS else 3.0 ** -len(run), 0, run))
+        if len(run) >= 3:
+            trigram = _rarest(run, 3)
+            candidates.append((0.05 * 2 ** sum(map(trigram.count, _FREQUENT)), 1, trigram))
+        else:
+            char = _rarest(run, 1)
+            candidates.append((0.9 if char in _FREQUENT else 0.3, 2, char))
+    if not candidates:
+        return -1, "", (inside, across)
+    _, kind, key = min(candidates)
+    return kind, key, (tuple(r for r in inside if r != key), across)
+
+
+String = tuple[int, str, Parts]  # how one string of a need is looked up: kind, key, parts
+
+
+@dataclass(frozen=True)
+class _Index:
+    """Every pattern of ALL with the numbers of its needs, and where the needs' strings are
+    looked up: by a whole word of theirs, by three characters or one of a run of word characters
+    (in the forms' distinct words), or, the few without a run, by their parts alone (kind -1).
+    A key gives the needs its strings meet by the key alone, and the needs they may meet."""
+
+    patterns: tuple[tuple[Rule, re.Pattern[str], frozenset[int]], ...]
+    lookups: tuple[dict[str, tuple[frozenset[int], frozenset[int]]], ...]  # by kind, then key
+    keys: tuple[frozenset[str], ...]  # by kind
+    strings: tuple[tuple[String, ...], ...]  # by need: strings with parts left to find
+    unkeyed: frozenset[int]  # needs with a string of kind -1
+
+
+@cache
+def _index() -> _Index:
+    numbers: dict[frozenset[str], int] = {}
+    patterns = []
+    for rule in ALL:
+        for pattern in rule.patterns:
+            needs: list[frozenset[str]] = []
+            if not pattern.flags & re.IGNORECASE:
+                needs = _needs(_parser.parse(pattern.pattern, pattern.flags))
+            ids = frozenset(numbers.setdefault(need, len(numbers)) for need in needs)
+            patterns.append((rule, pattern, ids))
+    alone: list[dict[str, set[int]]] = [{}, {}, {}]
+    maybe: list[dict[str, set[int]]] = [{}, {}, {}]
+    strings: list[list[String]] = [[] for _ in numbers]
+    unkeyed: set[int] = set()
+    for need, number in numbers.items():
+        for string in sorted(need):
+            kind, key, parts = _key(string)
+            if kind < 0:
+                unkeyed.add(number)
+            else:
+                maybe[kind].setdefault(key, set()).add(number)
+                if parts == ((), ()):
+                    alone[kind].setdefault(key, set()).add(number)
+                    continue
+            strings[number].append((kind, key, parts))
+    lookups = tuple(
+        {
+            key: (frozenset(alone[kind].get(key, ())), frozenset(maybe[kind][key]))
+            for key in maybe[kind]
+        }
+        for kind in range(3)
+    )
+    return _Index(
+        tuple(patterns),
+        lookups,
+        tuple(frozenset(lookup) for lookup in lookups),
+        tuple(tuple(found) for found in strings),
+        frozenset(unkeyed),
+    )
+
+
+def first_broken(forms: Sequence[str]) -> Rule | None:
+    """The first rule of ALL a form breaks, running each pattern only where its needs are met."""
+    index = _index()
+    text = "\x00".join(forms)
+    words = set(_WORD.findall(text))
+    wordtext = " ".join(words)
+    present = (words, {wordtext[i : i + 3] for i in range(len(wordtext) - 2)}, set(wordtext))
+    met: set[int] = set()  # needs met
+    possible = set(index.unkeyed)  # needs one of whose keys is in the forms
+    for lookups, keys, here in zip(index.lookups, index.keys, present, strict=True):
+        for key in keys.intersection(here):
+            alone, maybe = lookups[key]
+            met |= alone
+            possible |= maybe
+    unmet: set[int] = set()
+
+    def meets(need: int) -> bool:
+        if need in unmet:
+            return False
+        for kind, key, parts in index.strings[need]:
+            if (kind < 0 or key in present[kind]) and _found(parts, wordtext, text):
+                met.add(need)
+                return True
+        unmet.add(need)
+        return False
+
+    for rule, pattern, needs in index.patterns:
+        if not needs <= possible:
+            continue
+        if not needs <= met and not all(meets(need) for need in needs - met):
+            continue
+        if any(pattern.search(form) for form in forms):
+            return rule
+    return None
