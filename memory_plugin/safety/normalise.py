@@ -44,6 +44,7 @@ _HOMOGLYPHS = str.maketrans(
 # Looking for a homoglyph is a scan, much faster than translating text that holds none.
 _HOMOGLYPH = re.compile(f"[{re.escape(''.join(map(chr, _HOMOGLYPHS)))}]")
 _LEET = str.maketrans("013457@$", "oieastas")
+_LEETED = re.compile(r"[a-z]*+[013457@$][a-z013457@$]*+")
 _ROT13 = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
     "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM",
@@ -218,11 +219,17 @@ def variants(text: str) -> list[str]:
         unmarked,
         " ".join(joined.split()),
         despaced,
-        _translate(despaced, _LEET_TABLE),
+        _LEETED.sub(_deleet, despaced),
     ]
     forms.extend(_turned(unmarked))
     forms.extend(_decoded(text))
     return list(dict.fromkeys(forms))
+
+
+def _deleet(match: re.Match[str]) -> str:
+    """A word written with digits for letters, in letters; a number stays a number."""
+    word = match.group()
+    return _translate(word, _LEET_TABLE) if any(c.isalpha() for c in word) else word
 
 
 def _unspaced(match: re.Match[str]) -> str:

@@ -150,7 +150,11 @@ def screen_from(
 ) -> Screen:
     """The screen for an operator's `check` and the judge the settings ask for
     (`screen_judge`, `screen_judge_failure`, `screen_judge_timeout`), asking `model`. A check
-    that is not callable raises TypeError; a judge with no model raises SettingsError."""
+    that is not callable raises TypeError; a judge with no model raises SettingsError; a
+    missing or unreadable classifier model raises ModelFileError (never a silent pass)."""
+    from memory_plugin.safety.classifier import shipped
+
+    shipped()
     judge = None
     if settings.screen_judge != "off":
         from memory_plugin.errors import SettingsError
