@@ -1,13 +1,16 @@
 """How long the memory write screen takes: 2,000-character notes and a 100,000-character
-document, with the rules' prefilter (rules.first_broken) and, as the baseline measured in the
-same run, the plain loop it replaced (every pattern of every rule on every normalised form).
+document, the whole built-in screen (rules, credentials for shared memory, the classifier) and
+each stage of it.
 
-Run: taskset -c 0 python bench/screen_speed.py   (one core; the script pins itself too)
+Run: taskset -c 0 python bench/screen_speed.py [--root DIR]   (one core; the script pins
+itself too). With --root, memory_plugin is imported from DIR, e.g. an earlier commit's files
+(`git archive HEAD~1 | tar -x -C /tmp/before`), to compare before and after on one machine.
 
 Notes are lines of tests/data/screen_benign.txt and screen_attacks.txt joined up to 2,000
 characters ("mixed": most hold an attack line and are refused), and of screen_benign.txt alone
-("benign": every rule runs to the end; the corpus is near misses, so it is the hard case). The
-document is benign lines the screen passes, up to 100,000 characters, screened line by line.
+("benign": every stage runs to the end; the corpus is near misses, so it is the hard case). The
+document is benign lines the screen passes, up to 100,000 characters, screened line by line;
+"line by line" is `builtin_violation` on every line in turn, the straightforward path.
 """
 
 from __future__ import annotations
@@ -17,43 +20,24 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+PACKAGE_ROOT = Path(sys.argv[sys.argv.index("--root") + 1]) if "--root" in sys.argv else ROOT
+sys.path.insert(0, str(PACKAGE_ROOT))
 
-import memory_plugin.safety as safety  # noqa: E402
-from memory_plugin.safety import screen, violation  # noqa: E402
+from memory_plugin.safety import builtin_violation, screen, violation  # noqa: E402
+from memory_plugin.safety.classifier import shipped  # noqa: E402
 from memory_plugin.safety.credentials import credential_kind  # noqa: E402
 from memory_plugin.safety.normalise import variants  # noqa: E402
-from memory_plugin.safety.rules import ALL, Rule, first_broken  # noqa: E402
+from memory_plugin.safety.rules import first_broken  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 NOTE_CHARS = 2_000
 DOC_CHARS = 100_000
 NOTES = 200
-
-
-def plain_loop(forms: Sequence[str]) -> Rule | None:
-    """The baseline: every pattern of every rule on every form, in ALL order."""
-    for rule in ALL:
-        if any(rule.matches(form) for form in forms):
-            return rule
-    return None
-
-
-@contextmanager
-def baseline() -> Iterator[None]:
-    """The screen with the plain loop in place of the prefilter."""
-    namespace = vars(safety)
-    namespace["first_broken"] = plain_loop
-    try:
-        yield
-    finally:
-        namespace["first_broken"] = first_broken
 
 
 def lines(name: str) -> list[str]:
@@ -104,41 +88,43 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f}"
 
 
+def classify(forms: list[str]) -> bool:
+    """The classifier stage on a text's forms, as the screen runs it (batched where the
+    imported package has `Model.refusals`)."""
+    model = shipped()
+    if hasattr(model, "refusals"):
+        return any(model.refusals(forms))
+    return any(model.refuses(form) for form in forms)
+
+
 def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    print(f"memory_plugin from {PACKAGE_ROOT}")
     benign, attacks = lines("screen_benign.txt"), lines("screen_attacks.txt")
     sets = {"mixed": notes(benign + attacks, 1), "benign": notes(benign, 2)}
 
     def check(note: str) -> object:
         return violation(note, visibility="shared")
 
-    for texts in sets.values():  # warm up: compile, build the prefilter, load detectors
+    for texts in sets.values():  # warm up: compile, build the prefilter, load the model
         timings(check, texts[:5])
     print(f"2,000-character notes ({NOTES} each), violation(note, visibility='shared'), ms")
-    print(
-        "| notes | refused | baseline p50 | baseline p95 | prefilter p50 | prefilter p95 | ratio |"
-    )
-    print("|---|---|---|---|---|---|---|")
+    print("| notes | refused | p50 | p95 |")
+    print("|---|---|---|---|")
     for name, texts in sets.items():
-        with baseline():
-            before = timings(check, texts)
-        after = timings(check, texts)
+        took = timings(check, texts)
         refused = sum(check(t) is not None for t in texts)
-        print(
-            f"| {name} | {refused}/{len(texts)} | {ms(p(before, 0.5))} | {ms(p(before, 0.95))} "
-            f"| {ms(p(after, 0.5))} | {ms(p(after, 0.95))} "
-            f"| {p(before, 0.5) / p(after, 0.5):.1f}x |"
-        )
+        print(f"| {name} | {refused}/{len(texts)} | {ms(p(took, 0.5))} | {ms(p(took, 0.95))} |")
 
     print("\nWhere a benign note's time goes (p50, ms)")
     texts = sets["benign"]
     forms = [variants(t) for t in texts]
     parts = {
         "variants (normalised and decoded forms)": statistics.median(timings(variants, texts)),
-        "rules, plain loop (baseline)": statistics.median(timings(plain_loop, forms)),
         "rules, first_broken (prefilter)": statistics.median(timings(first_broken, forms)),
         "credential_kind (shared memory)": statistics.median(timings(credential_kind, texts)),
+        "classifier, every form": statistics.median(timings(classify, forms)),
     }
     print("| part | p50 ms |\n|---|---|")
     for part, seconds in parts.items():
@@ -149,21 +135,30 @@ def main() -> None:
     def screen_doc(text: str) -> None:
         screen(text, "the memory document", visibility="shared", lines=True)
 
-    print(f"\n{DOC_CHARS:,}-character document of benign lines ({doc.count(chr(10)) + 1} lines)")
-    print("screen(doc, 'the memory document', visibility='shared', lines=True), best of 3")
-    with baseline():
-        before_doc = min(timings(screen_doc, [doc] * 3))
-    after_doc = min(timings(screen_doc, [doc] * 3))
+    def line_by_line(text: str) -> None:
+        for line in text.split("\n"):
+            builtin_violation(line, visibility="shared")
+
     doc_lines = doc.split("\n")
-    doc_forms = [variants(line) for line in doc_lines]
+    print(
+        f"\n{DOC_CHARS:,}-character document of benign lines ({len(doc_lines)} lines, "
+        f"{len(set(doc_lines))} distinct)"
+    )
+    print("screen(doc, 'the memory document', visibility='shared', lines=True), best of 3")
+    whole = min(timings(screen_doc, [doc] * 3))
+    plain = min(timings(line_by_line, [doc] * 3))
+    distinct = list(dict.fromkeys(doc_lines))
+    doc_forms = [variants(line) for line in distinct]
     print("| | seconds |\n|---|---|")
-    print(f"| baseline (plain loop) | {before_doc:.3f} |")
-    print(f"| prefilter | {after_doc:.3f} |")
-    print(f"| ratio | {before_doc / after_doc:.1f}x |")
-    print(f"| of which variants | {sum(timings(variants, doc_lines)):.3f} |")
-    rules_doc = sum(timings(first_broken, doc_forms))
-    print(f"| of which rules (first_broken) | {rules_doc:.3f} |")
-    print(f"| of which credential_kind | {sum(timings(credential_kind, doc_lines)):.3f} |")
+    print(f"| screen(..., lines=True) | {whole:.3f} |")
+    print(f"| line by line (builtin_violation on every line) | {plain:.3f} |")
+    print(f"| distinct lines: variants | {sum(timings(variants, distinct)):.3f} |")
+    print(f"| distinct lines: rules (first_broken) | {sum(timings(first_broken, doc_forms)):.3f} |")
+    print(f"| distinct lines: credential_kind | {sum(timings(credential_kind, distinct)):.3f} |")
+    per_line = sum(timings(classify, doc_forms))
+    print(f"| distinct lines: classifier, a call per line | {per_line:.3f} |")
+    batched = min(timings(classify, [[f for line in doc_forms for f in line]] * 3))
+    print(f"| distinct lines: classifier, one call for all | {batched:.3f} |")
 
 
 if __name__ == "__main__":

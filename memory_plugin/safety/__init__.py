@@ -91,32 +91,80 @@ def rules_violation(text: str, *, visibility: Visibility = "private") -> str | N
     return _builtin(text, visibility, learned=False)
 
 
+_CLASSIFIER = (
+    "reads as an instruction to a model rather than a memory; write what is true, not "
+    "what the assistant should do (safety screen rule: classifier)"
+)
+_BATCH_CHARS = 200_000
+"""Characters of normalised forms the classifier scores in one batch when screening a
+document line by line."""
+
+
 def _builtin(text: str, visibility: Visibility, *, learned: bool) -> str | None:
+    reason, forms = _ruled(text, visibility)
+    if reason is not None:
+        return reason
+    if learned and any(shipped().refusals(forms)):
+        return _CLASSIFIER
+    return None
+
+
+def _ruled(text: str, visibility: Visibility) -> tuple[str | None, list[str]]:
+    """The stages before the classifier: why the text is refused, else None with the
+    normalised forms the classifier judges."""
     unstorable = _unstorable(text)
     if unstorable is not None:
-        return unstorable
+        return unstorable, []
     hidden = hidden_character(text)
     if hidden is not None:
         return (
             f"contains the invisible or bidirectional character {hidden} "
             "(safety screen rule: hidden characters)"
-        )
+        ), []
     forms = variants(text)
     rule = first_broken(forms)
     if rule is not None:
-        return f"{rule.refusal} (safety screen rule: {rule.name})"
+        return f"{rule.refusal} (safety screen rule: {rule.name})", forms
     if visibility == "shared":
         kind = credential_kind(text)
         if kind is not None:
             return (
                 f"holds a secret ({kind}), and shared memory is seen by the whole workspace; "
                 "keep secrets in a secret manager (safety screen rule: credential)"
-            )
-    if learned and any(shipped().refuses(form) for form in forms):
-        return (
-            "reads as an instruction to a model rather than a memory; write what is true, not "
-            "what the assistant should do (safety screen rule: classifier)"
-        )
+            ), forms
+    return None, forms
+
+
+def _first_refused_line(lines: list[str], visibility: Visibility) -> tuple[int, str] | None:
+    """The first line the built-in stages refuse (its index) and why, else None: the verdict
+    of `builtin_violation` on each line in turn, with each distinct line judged once and the
+    classifier scoring the forms of the lines the earlier stages pass in batches."""
+    seen: set[str] = set()
+    pending: list[tuple[int, list[str]]] = []  # lines the earlier stages pass, with forms
+    chars = 0
+    for index, line in enumerate(lines):
+        if line in seen:
+            continue  # refused or not as where it first appeared
+        seen.add(line)
+        reason, forms = _ruled(line, visibility)
+        if reason is not None:
+            return _first_learned(pending) or (index, reason)
+        pending.append((index, forms))
+        chars += sum(map(len, forms))
+        if chars >= _BATCH_CHARS:
+            found = _first_learned(pending)
+            if found is not None:
+                return found
+            pending, chars = [], 0
+    return _first_learned(pending)
+
+
+def _first_learned(pending: list[tuple[int, list[str]]]) -> tuple[int, str] | None:
+    """The first of the lines whose forms the classifier refuses, and why, else None."""
+    verdicts = iter(shipped().refusals([form for _, forms in pending for form in forms]))
+    for index, forms in pending:
+        if any([next(verdicts) for _ in forms]):
+            return index, _CLASSIFIER
     return None
 
 
@@ -128,15 +176,16 @@ def screen(
     (other breaks, such as a vertical tab, are control characters dropped from it) by the
     built-in stages, and the active screen's operator check and judge see the whole text once."""
     if lines:
-        for number, line in enumerate(text.split("\n"), start=1):
-            reason = builtin_violation(line, visibility=visibility)
-            if reason is not None:
-                preview = line.strip()
-                preview = preview if len(preview) <= 60 else preview[:57] + "..."
-                raise MemoryWriteError(f"{what} at line {number} ({preview!r}) {reason}")
-        reason = active_screen().later(text, visibility)
-        if reason is not None:
-            raise MemoryWriteError(f"{what} {reason}")
+        split = text.split("\n")
+        found = _first_refused_line(split, visibility)
+        if found is not None:
+            index, why = found
+            preview = split[index].strip()
+            preview = preview if len(preview) <= 60 else preview[:57] + "..."
+            raise MemoryWriteError(f"{what} at line {index + 1} ({preview!r}) {why}")
+        later = active_screen().later(text, visibility)
+        if later is not None:
+            raise MemoryWriteError(f"{what} {later}")
         return
     reason = violation(text, visibility=visibility)
     if reason is not None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,8 @@ MODEL_PATH = Path(__file__).with_name("screen_model.npz")
 PASSAGE = 240
 CHAR_SIZES = (3, 4, 5)
 MIN_WORDS = 4
+BATCH_FROM = 1_000
+"""Characters of judged text from which `Model.refusals` scores its texts as one batch."""
 
 _P = np.uint64(0x100000001B3)
 _P_INVERSE = np.uint64(pow(0x100000001B3, -1, 2**64))
@@ -37,12 +40,44 @@ _DIGITS = re.compile(r"\d+")
 _BREAK = re.compile(r"[.!?;:]+(?=\s)|[\u3002\uff01\uff1f\uff1b]+|\n")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
 
+T = TypeVar("T", bound=np.generic)
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 
 
 class ModelFileError(MemoryPluginError):
     """The classifier's model file is missing or unreadable."""
+
+
+_ASCII_WORD = np.array([chr(code).isalnum() or code == 0x5F for code in range(128)])
+
+
+def _words(codes: U64) -> I64:
+    """Where the runs of word characters of a text (its code points) start and end: what
+    `_WORD.finditer` finds (`\\w` is a letter, digit or number character, or `_`), found with
+    numpy rather than one match object per word."""
+    word = np.zeros(len(codes), dtype=bool)
+    small = codes < 128
+    word[small] = _ASCII_WORD[codes[small].astype(np.int64)]
+    if not small.all():
+        large = codes[~small]
+        distinct = _distinct_sorted(large)
+        wordlike = np.array([chr(int(c)).isalnum() or c == 0x5F for c in distinct], dtype=bool)
+        word[~small] = wordlike[np.searchsorted(distinct, large)]
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], word, [False])).astype(np.int8)))
+    return edges.reshape(-1, 2).astype(np.int64)
+
+
+def _distinct_sorted(values: npt.NDArray[T]) -> npt.NDArray[T]:
+    """np.unique's answer (the distinct values, ascending), by a sort, much faster than
+    np.unique's hashing on these arrays."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 def _mix(values: U64, salt: np.uint64) -> U64:
@@ -95,6 +130,12 @@ class Grams:
 
 def grams(text: str, dimensions: int) -> Grams:
     """The hashed character 3-5-grams and word uni- and bigrams of a normalised text."""
+    buckets, starts, _ = _hashed(text, dimensions)
+    return Grams(buckets, starts)
+
+
+def _hashed(text: str, dimensions: int) -> tuple[I64, I64, I64]:
+    """`grams`, with where each n-gram ends (in the padded text)."""
     padded = f" {text} "
     codes = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64) + 1
     n = len(codes)
@@ -112,26 +153,30 @@ def grams(text: str, dimensions: int) -> Grams:
 
         buckets: list[U64] = []
         starts_all: list[I64] = []
+        ends_all: list[I64] = []
         for size in CHAR_SIZES:
             if n < size:
                 continue
             starts = np.arange(n - size + 1, dtype=np.int64)
             buckets.append(_mix(spans(starts, starts + size), np.uint64(size)))
             starts_all.append(starts)
-        words = [(m.start() + 1, m.end() + 1) for m in _WORD.finditer(text)]
+            ends_all.append(starts + size)
+        bounds = _words(codes[1:-1] - np.uint64(1)) + 1
+        words = len(bounds)
         if words:
-            bounds = np.array(words, dtype=np.int64)
             buckets.append(_mix(spans(bounds[:, 0], bounds[:, 1]), _SALT_WORD))
             starts_all.append(bounds[:, 0])
-            if len(words) > 1:
+            ends_all.append(bounds[:, 1])
+            if words > 1:
                 pairs = spans(bounds[:-1, 0], bounds[1:, 1])
                 buckets.append(_mix(pairs, _SALT_PAIR))
                 starts_all.append(bounds[:-1, 0])
+                ends_all.append(bounds[1:, 1])
     if not buckets:
         empty = np.zeros(0, dtype=np.int64)
-        return Grams(empty, empty)
+        return empty, empty, empty
     hashed = np.concatenate(buckets) % np.uint64(dimensions)
-    return Grams(hashed.astype(np.int64), np.concatenate(starts_all))
+    return hashed.astype(np.int64), np.concatenate(starts_all), np.concatenate(ends_all)
 
 
 @dataclass(frozen=True)
@@ -167,7 +212,7 @@ class Model:
         return max(self._distinct(buckets[a:b]) for a, b in zip(low, high, strict=True))
 
     def _distinct(self, buckets: I64) -> float:
-        unique = np.unique(buckets)
+        unique = _distinct_sorted(buckets)
         if not len(unique):
             return self.bias
         return float(self.weights[unique].sum() / np.sqrt(len(unique)) + self.bias)
@@ -178,7 +223,68 @@ class Model:
         plain = masked(text)
         if not judged(plain):
             return False
-        return self.score_grams(grams(plain, self.dimensions), passages(plain)) > self.threshold
+        return self._over(grams(plain, self.dimensions), passages(plain))
+
+    def _over(self, found: Grams, spans: Sequence[tuple[int, int]]) -> bool:
+        return self.score_grams(found, spans) > self.threshold
+
+    def refusals(self, texts: Sequence[str]) -> list[bool]:
+        """`refuses` of each text, the same verdicts, with the texts' n-grams hashed and their
+        passages scored together in a few numpy calls rather than a dozen per text. Scores are
+        summed in float64 here; a passage whose score lies within a bound of the float32
+        summation error of the threshold is judged by `refuses` itself, so no verdict moves."""
+        plain = [masked(text) for text in texts]
+        chosen = [i for i, text in enumerate(plain) if judged(text)]
+        verdicts = [False] * len(texts)
+        if not chosen or sum(len(plain[i]) for i in chosen) < BATCH_FROM:
+            for i in chosen:  # a few short texts: a batch's fixed cost is more than it saves
+                verdicts[i] = self._over(grams(plain[i], self.dimensions), passages(plain[i]))
+            return verdicts
+        joined = "".join(f" {plain[i]} " for i in chosen)
+        all_buckets, all_starts, all_ends = _hashed(joined[1:-1], self.dimensions)  # re-padded
+        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(plain[i]) + 2 for i in chosen])
+        # An n-gram belongs to a text when it ends inside the padded text it starts in (words
+        # cannot cross the padding; character grams and word pairs can, and are dropped).
+        region = np.searchsorted(offsets, all_starts, side="right") - 1
+        keep = all_ends <= offsets[region + 1]
+        starts, buckets = all_starts[keep], all_buckets[keep]
+        order = np.argsort(starts, kind="stable")
+        starts, buckets = starts[order], buckets[order]
+        bounds: list[tuple[int, int]] = []
+        owner: list[int] = []
+        for number, i in enumerate(chosen):
+            base = int(offsets[number])
+            for a, b in passages(plain[i]):
+                bounds.append((base + a, base + b))
+                owner.append(number)
+        spans = np.array(bounds, dtype=np.int64)
+        low = np.searchsorted(starts, spans[:, 0])
+        high = np.searchsorted(starts, spans[:, 1])
+        lengths = high - low
+        segment = np.repeat(np.arange(len(spans), dtype=np.int64), lengths)
+        first = np.cumsum(lengths) - lengths
+        index = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first - low, lengths)
+        keys = _distinct_sorted(segment * self.dimensions + buckets[index])
+        which = keys // self.dimensions
+        weights = self.weights[keys % self.dimensions].astype(np.float64)
+        counts = np.bincount(which, minlength=len(spans)).astype(np.float64)
+        sums = np.bincount(which, weights=weights, minlength=len(spans))
+        sizes_abs = np.bincount(which, weights=np.abs(weights), minlength=len(spans))
+        root = np.sqrt(np.maximum(counts, 1.0))
+        scores = sums / root + self.bias
+        slack = (1e-5 * sizes_abs + 1e-6) / root + 1e-9 * (abs(self.bias) + 1.0)
+        above = scores - slack > self.threshold
+        unsure = np.abs(scores - self.threshold) <= slack
+        owners = np.array(owner, dtype=np.int64)
+        refused = np.bincount(owners[above], minlength=len(chosen)) > 0
+        doubtful = np.bincount(owners[unsure], minlength=len(chosen)) > 0
+        for number, i in enumerate(chosen):
+            if refused[number]:
+                verdicts[i] = True
+            elif doubtful[number]:
+                verdicts[i] = self.refuses(texts[i])
+        return verdicts
 
 
 def load(path: Path) -> Model:

@@ -193,9 +193,69 @@ def _explained_away(secret: str, line: str, *, quoted: bool) -> bool:
     )
 
 
+def _leading_name(pattern: re.Pattern[str]) -> str | None:
+    """The group of names a KeywordDetector pattern starts with (every match starts with one
+    of them), else None."""
+    if not pattern.pattern.startswith("(") or "(" in pattern.pattern[1:].split(")", 1)[0]:
+        return None
+    return pattern.pattern.split(")", 1)[0] + ")"
+
+
+@cache
+def _name_starts() -> dict[str, re.Pattern[str]]:
+    """For each leading group of names, with its pattern's flags, a scan for every place one
+    of the names starts (a lookahead, so overlapping names are all found)."""
+    scans: dict[str, re.Pattern[str]] = {}
+    for form, _ in _KEYWORD_FORMS:
+        for pattern in form:
+            lead = _leading_name(pattern)
+            if lead is not None:
+                key = f"{pattern.flags}:{lead}"
+                scans.setdefault(key, re.compile(f"(?={lead})", pattern.flags))
+    return scans
+
+
+def _first_match(pattern: re.Pattern[str], line: str, starts: dict[str, list[int]]) -> str | None:
+    """pattern.search(line), the matched group KeywordDetector reports: a pattern that starts
+    with a group of names can only match where one starts, so it is tried there alone
+    (`match` at a position sees the whole line, as `search` does), the first that matches
+    being search's match."""
+    group = (
+        CONFIG_DENYLIST_REGEX_TO_GROUP.get(pattern)
+        or QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP[pattern]
+    )
+    lead = _leading_name(pattern)
+    if lead is None:
+        found = pattern.search(line)
+        return None if found is None else str(found.group(group))
+    key = f"{pattern.flags}:{lead}"
+    if key not in starts:
+        starts[key] = [m.start() for m in _name_starts()[key].finditer(line)]
+    for position in starts[key]:
+        found = pattern.match(line, position)
+        if found is not None:
+            return str(found.group(group))
+    return None
+
+
 def _keyword_secret(line: str) -> bool:
     """Whether KeywordDetector finds a value under a secret-sounding name that is not
-    explained away (see `_explained_away`)."""
+    explained away (see `_explained_away`): its `analyze_string` (each pattern's first match,
+    `keyword_exclude` being unset), each pattern tried only where a name starts."""
+    if not _KEYWORD_STEMS.search(line):
+        return False
+    line = _LONG_WORD.sub(lambda run: run.group()[:_LONG_WORD_CHARS], line)
+    starts: dict[str, list[int]] = {}
+    for form, quoted in _KEYWORD_FORMS:
+        for pattern in form:
+            found = _first_match(pattern, line, starts)
+            if found is not None and not _explained_away(found.strip(), line, quoted=quoted):
+                return True
+    return False
+
+
+def _keyword_secret_plain(line: str) -> bool:
+    """`_keyword_secret` through KeywordDetector.analyze_string itself (for the tests)."""
     if not _KEYWORD_STEMS.search(line):
         return False
     line = _LONG_WORD.sub(lambda run: run.group()[:_LONG_WORD_CHARS], line)
