@@ -32,19 +32,43 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "training" / "screen"))
 
-from corpus import Example, everything  # noqa: E402
+from corpus import ATTACK, Example, everything  # noqa: E402
 from train import BENIGN_RATE, DIMENSIONS, fit, matrix, threshold  # noqa: E402
 
-from memory_plugin.safety import rules_violation  # noqa: E402
+from memory_plugin.safety import credential_kind, rules_violation, violation  # noqa: E402
 from memory_plugin.safety.classifier import (  # noqa: E402
     Grams,
     Model,
     grams,
+    judged,
     masked,
     passages,
     shipped,
 )
 from memory_plugin.safety.normalise import variants  # noqa: E402
+
+BENIGN_SETS = {
+    "team notes": (
+        "team_note",
+        "trigger_word",
+        "code",
+        "command",
+        "emoji",
+        "general",
+        "security",
+        "label_line",
+    ),
+    "chat turns": ("chat", "request", "preference", "locomo"),
+    "multilingual": ("multilingual_team", "multilingual_chat", "multilingual"),
+    "facts and summaries": ("short_fact", "label", "reported", "summary", "locomo_facts"),
+    "imperatives": ("imperative",),
+}
+_SET_OF = {f"benign_{f}": name for name, families in BENIGN_SETS.items() for f in families}
+
+
+def group_of(example: Example) -> str:
+    """An attack's family, or the benign set a benign example belongs to."""
+    return example.family if example.label == ATTACK else _SET_OF[example.family]
 
 
 @dataclass
@@ -60,7 +84,7 @@ class Judged:
 
 def judge_all(examples: Sequence[Example]) -> list[Judged]:
     """Every example's rules verdict and its forms' n-grams, timed."""
-    judged = []
+    items = []
     for example in examples:
         start = time.perf_counter()
         refused = rules_violation(example.text, visibility="shared") is not None
@@ -71,8 +95,8 @@ def judge_all(examples: Sequence[Example]) -> list[Judged]:
             if judged(plain):
                 forms.append((grams(plain, DIMENSIONS), passages(plain)))
         end = time.perf_counter()
-        judged.append(Judged(example, refused, forms, 1e3 * (middle - start), 1e3 * (end - middle)))
-    return judged
+        items.append(Judged(example, refused, forms, 1e3 * (middle - start), 1e3 * (end - middle)))
+    return items
 
 
 def classifier_refuses(model: Model, item: Judged) -> bool:
@@ -90,7 +114,8 @@ def table(
     """Per group: share refused by the rules, the classifier and the whole screen."""
     groups: dict[tuple[str, str], list[Judged]] = defaultdict(list)
     for item in items:
-        groups[(item.example.label, getattr(item.example, key))].append(item)
+        group = group_of(item.example) if key == "group" else item.example.origin
+        groups[(item.example.label, group)].append(item)
     print(f"\n{title}\n")
     print("| label | group | n | rules | classifier | screen |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -116,11 +141,33 @@ def held_out_models(
         keep = np.array([not inside(j.example) for j in judged_items])
         part = rows.of(keep)
         trained = fit(part, seed)
-        cut = threshold(part, seed, BENIGN_RATE)
+        cut = threshold(part, seed, BENIGN_RATE, folds=3)
         weights = trained.coef_[0].astype(np.float32)
         models[name] = Model(weights, float(trained.intercept_[0]), cut)
         print(f"  trained without {name}: {int((~keep).sum())} held out", file=sys.stderr)
     return models
+
+
+def credentials_table(examples: Sequence[Example]) -> None:
+    """The credential stage in team memory: the synthesised sample of every provider
+    (tests/test_screen_credentials.py) and the credential lines of tests/data/screen_attacks.txt
+    refused, and the benign examples it refuses."""
+    from tests.test_screen_credentials import SAMPLES
+
+    lines = (ROOT / "tests" / "data" / "screen_attacks.txt").read_text(encoding="utf-8")
+    corpus = [
+        t
+        for c, t in (ln.split("\t", 1) for ln in lines.splitlines() if "\t" in ln)
+        if c == "credential"
+    ]
+    print("\nCredentials in team memory (the credential stage; in-sample)\n")
+    print("| set | n | refused |\n| --- | --- | --- |")
+    for name, texts in (("provider samples", [t for _, t in SAMPLES]), ("screen_attacks", corpus)):
+        found = sum(violation(t, visibility="shared") is not None for t in texts)
+        print(f"| {name} | {len(texts)} | {_pct(found, len(texts))} |")
+    benign = [e for e in examples if e.label != ATTACK]
+    flagged = sum(credential_kind(e.text) is not None for e in benign)
+    print(f"| benign (any set) | {len(benign)} | {_pct(flagged, len(benign))} |")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,15 +182,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         examples = examples[:: max(1, len(examples) // 2000)]
     judged = judge_all(examples)
     model = shipped()
-    table("In-sample (the shipped model), by family", judged, lambda _: model, "family")
+    table("In-sample (the shipped model), by family and set", judged, lambda _: model, "group")
     table("In-sample (the shipped model), by origin", judged, lambda _: model, "origin")
 
     origins = {
         f"origin {o}": (lambda e, o=o: e.origin == o) for o in sorted({e.origin for e in examples})
     }
-    families = {
-        f"family {f}": (lambda e, f=f: e.family == f) for f in sorted({e.family for e in examples})
-    }
+    names = sorted({group_of(e) for e in examples})
+    families = {f"group {g}": (lambda e, g=g: group_of(e) == g) for g in names}
     held = held_out_models(judged, {**origins, **families}, args.seed)
     table(
         "Held out by origin (each origin judged by a model trained without it)",
@@ -152,12 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "origin",
     )
     table(
-        "Held out by family (each family judged by a model trained without it)",
+        "Held out by family and benign set (each judged by a model trained without it)",
         judged,
-        lambda i: held[f"family {i.example.family}"],
-        "family",
+        lambda i: held[f"group {group_of(i.example)}"],
+        "group",
     )
 
+    credentials_table(examples)
     rules_ms = [j.rules_ms for j in judged]
     start = time.perf_counter()
     for item in judged:

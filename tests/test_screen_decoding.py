@@ -147,12 +147,22 @@ def test_the_ordinary_sentence_used_above_really_is_gibberish_in_rot13() -> None
         ("\u2800\u2800hidden spacing", "U+2800"),
         ("egyptian \U00013430 control", "U+13430"),
         ("1\ufe0f alone is not a keycap", "U+FE0F"),
+        ("葛\U000e0100\U000e0101 two selectors after one ideograph", "U+E0101"),
+        ("kana \u3042\U000e0100 is not an ideograph", "U+E0100"),
     ],
 )
 def test_hidden_characters_are_refused_by_code_point(text: str, code: str) -> None:
     reason = violation(text)
     assert reason is not None
     assert f"character {code} (safety screen rule: hidden characters)" in reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["葛\U000e0100飾区に住んでいます", "辻\U000e0101さんは金曜日に来ます", "渡邉\U000e0103部長の承認が必要", "侮\ufe00"],
+)
+def test_a_variation_selector_after_an_ideograph_is_ordinary_text(text: str) -> None:
+    assert violation(text, visibility="shared") is None
 
 
 def test_every_format_character_is_checked() -> None:

@@ -123,8 +123,9 @@ def hidden_character(text: str) -> str | None:
     """The first invisible or bidirectional character in the raw text, as U+XXXX, else None.
 
     Joiners between letters or inside emoji sequences, one emoji or text presentation selector
-    after a character that has an emoji form (❤️, 1️⃣), an emoji tag sequence (the flag of
-    Scotland) and blank braille beside braille are ordinary text.
+    after a character that has an emoji form (❤️, 1️⃣), one variation selector after a CJK
+    ideograph (a Japanese name's glyph variant), an emoji tag sequence (the flag of Scotland)
+    and blank braille beside braille are ordinary text.
     """
     flag_end = 0
     for match in _CANDIDATES.finditer(text):
@@ -144,12 +145,26 @@ def _hidden(text: str, index: int) -> bool:
     char = text[index]
     code = ord(char)
     if 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
+        if index > 0 and _ideograph(text[index - 1]) and code not in (0xFE0E, 0xFE0F):
+            return False
         return not (char in (_VS_TEXT, _VS_EMOJI) and index > 0 and _emoji_base(text, index - 1))
     if char in _JOINERS:
         return not _between_letters(text, index)
     if char == "\u2800":
         return not _beside_braille(text, index)
     return char not in _VISIBLE_FORMAT
+
+
+def _ideograph(char: str) -> bool:
+    """A CJK ideograph, which an ideographic variation selector (葛 + U+E0100, a Japanese
+    name's glyph) or a standardized one (U+FE00) may follow."""
+    code = ord(char)
+    return (
+        0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xF900 <= code <= 0xFAFF
+        or 0x20000 <= code <= 0x3FFFF
+    )
 
 
 def _emoji_base(text: str, index: int) -> bool:

@@ -119,12 +119,12 @@ def fit(rows: Rows, seed: int) -> LogisticRegression:
     return model.fit(rows.x, rows.y)
 
 
-def threshold(rows: Rows, seed: int, benign_rate: float) -> float:
+def threshold(rows: Rows, seed: int, benign_rate: float, folds: int = 5) -> float:
     """The score that at most benign_rate of the benign examples exceed out of fold (an
     example's score is its highest-scoring form's)."""
     scores = np.zeros(len(rows.y))
-    folds = StratifiedGroupKFold(5, shuffle=True, random_state=seed)
-    for train, test in folds.split(rows.x, rows.y, groups=rows.owner):
+    splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(rows.x, rows.y, groups=rows.owner):
         part = Rows(rows.x[train], rows.y[train], rows.owner[train])
         scores[test] = fit(part, seed).decision_function(rows.x[test])
     best: dict[int, float] = {}
