@@ -159,7 +159,12 @@ def test_hidden_characters_are_refused_by_code_point(text: str, code: str) -> No
 
 @pytest.mark.parametrize(
     "text",
-    ["葛\U000e0100飾区に住んでいます", "辻\U000e0101さんは金曜日に来ます", "渡邉\U000e0103部長の承認が必要", "侮\ufe00"],
+    [
+        "葛\U000e0100飾区に住んでいます",
+        "辻\U000e0101さんは金曜日に来ます",
+        "渡邉\U000e0103部長の承認が必要",
+        "侮\ufe00",
+    ],
 )
 def test_a_variation_selector_after_an_ideograph_is_ordinary_text(text: str) -> None:
     assert violation(text, visibility="shared") is None
