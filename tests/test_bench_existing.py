@@ -94,10 +94,18 @@ def test_notes_append_measures_each_writer_count() -> None:
             assert len(rates) == 3 and all(rate > 0 for rate in rates)
 
 
-def test_screen_reports_attacks_benign_notes_and_garak() -> None:
-    out = bench("screen.py")
-    assert "screen_attacks.txt" in out and "screen_benign.txt" in out
+def test_screen_reports_each_stage_in_sample_and_held_out() -> None:
+    out = bench("screen.py", "--quick", "--offline", timeout=600)
+    for title in ("In-sample", "Held out by origin", "Held out by family", "Credentials"):
+        assert title in out
+    held = out.split("Held out by family")[1].split("Credentials")[0]
+    families = {row[1] for row in (table_rows(held, "attack"))}
+    assert {"override", "extraction", "roleplay", "injected_task"} <= families
+    assert {row[1] for row in table_rows(held, "benign")} >= {"team notes", "chat turns"}
     shares = [float(m) for m in re.findall(r"(\d+\.\d)% \(\d+/\d+\)", out)]
     assert shares and all(0 <= share <= 100 for share in shares)
-    attacks, benign = out.split("screen_benign.txt")[0], out.split("screen_benign.txt")[1]
-    assert "**all**" in attacks and "**all**" in benign
+    (samples,) = table_rows(out, "provider samples")
+    assert samples[2].startswith("100.0%")
+    assert "| rules |" in out and "| classifier: scoring |" in out
+
+
