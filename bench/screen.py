@@ -180,7 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--cache", type=Path, default=ROOT / "training" / "screen" / ".cache")
     args = parser.parse_args(argv)
-    pool = [*written(), *generated(args.seed)] if args.offline else everything(args.seed, args.cache)
+    if args.offline:
+        pool = [*written(), *generated(args.seed)]
+    else:
+        pool = everything(args.seed, args.cache)
     examples = sorted(pool, key=lambda e: e.source)
     if args.quick:
         examples = examples[:: max(1, len(examples) // 2000)]
