@@ -107,5 +107,3 @@ def test_screen_reports_each_stage_in_sample_and_held_out() -> None:
     (samples,) = table_rows(out, "provider samples")
     assert samples[2].startswith("100.0%")
     assert "| rules |" in out and "| classifier: scoring |" in out
-
-
