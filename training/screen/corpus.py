@@ -165,51 +165,27 @@ def locomo(path: Path = LOCOMO) -> list[Example]:
     """LoCoMo conversations 0-4 as benign text: every turn (chat), and the facts and summaries
     written about them (observations, session and event summaries: memories)."""
     found: list[Example] = []
+
+    def memory(text: str, category: str, source: str) -> None:
+        found.append(Example(text, BENIGN, category, "benign_locomo_facts", source))
+
     for index, sample in enumerate(json.loads(path.read_text(encoding="utf-8"))[:5]):
         tag = f"locomo:conv{index}"
         conversation = sample["conversation"]
         for key in sorted(k for k in conversation if re.fullmatch(r"session_\d+", k)):
             for turn in conversation[key]:
-                found.append(
-                    Example(
-                        turn["text"], BENIGN, "chat", "benign_locomo", f"{tag}:{turn['dia_id']}"
-                    )
-                )
+                source = f"{tag}:{turn['dia_id']}"
+                found.append(Example(turn["text"], BENIGN, "chat", "benign_locomo", source))
         for session, speakers in sorted(sample["observation"].items()):
             for speaker, facts in sorted(speakers.items()):
                 for number, (fact, _) in enumerate(facts):
-                    found.append(
-                        Example(
-                            fact,
-                            BENIGN,
-                            "fact",
-                            "benign_locomo_facts",
-                            f"{tag}:observation:{session}:{speaker}:{number}",
-                        )
-                    )
+                    memory(fact, "fact", f"{tag}:observation:{session}:{speaker}:{number}")
         for session, summary in sorted(sample["session_summary"].items()):
-            found.append(
-                Example(
-                    summary,
-                    BENIGN,
-                    "summary",
-                    "benign_locomo_facts",
-                    f"{tag}:session_summary:{session}",
-                )
-            )
+            memory(summary, "summary", f"{tag}:session_summary:{session}")
         for session, events in sorted(sample["event_summary"].items()):
             for speaker, facts in sorted(events.items()):
-                if isinstance(facts, list):
-                    for number, fact in enumerate(facts):
-                        found.append(
-                            Example(
-                                fact,
-                                BENIGN,
-                                "fact",
-                                "benign_locomo_facts",
-                                f"{tag}:event_summary:{session}:{speaker}:{number}",
-                            )
-                        )
+                for number, fact in enumerate(facts if isinstance(facts, list) else []):
+                    memory(fact, "fact", f"{tag}:event_summary:{session}:{speaker}:{number}")
     return found
 
 
