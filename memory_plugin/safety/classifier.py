@@ -233,9 +233,15 @@ class Model:
         passages scored together in a few numpy calls rather than a dozen per text. Scores are
         summed in float64 here; a passage whose score lies within a bound of the float32
         summation error of the threshold is judged by `refuses` itself, so no verdict moves."""
-        plain = [masked(text) for text in texts]
+        masks = [masked(text) for text in texts]
+        distinct = list(dict.fromkeys(masks))
+        verdict = dict(zip(distinct, self._masked_refusals(distinct), strict=True))
+        return [verdict[text] for text in masks]
+
+    def _masked_refusals(self, plain: list[str]) -> list[bool]:
+        """`refusals` of distinct masked texts (masking a masked text changes nothing)."""
         chosen = [i for i, text in enumerate(plain) if judged(text)]
-        verdicts = [False] * len(texts)
+        verdicts = [False] * len(plain)
         if not chosen or sum(len(plain[i]) for i in chosen) < BATCH_FROM:
             for i in chosen:  # a few short texts: a batch's fixed cost is more than it saves
                 verdicts[i] = self._over(grams(plain[i], self.dimensions), passages(plain[i]))
@@ -283,7 +289,7 @@ class Model:
             if refused[number]:
                 verdicts[i] = True
             elif doubtful[number]:
-                verdicts[i] = self.refuses(texts[i])
+                verdicts[i] = self.refuses(plain[i])
         return verdicts
 
 
