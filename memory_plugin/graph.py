@@ -80,7 +80,7 @@ def create_memory_graph(
         maintenance_model=maintenance_model,
         screen=screen,
     )
-    manager, profile = services.manager, services.profile
+    manager = services.manager
     all_tools = [*tools, *services.tools]
     bound = TurnTools(model, list(tools), services)
 
@@ -98,11 +98,10 @@ def create_memory_graph(
         return SUMMARIZE_NOW if state.get("memory_command") == SUMMARIZE_NOW else PREPARE
 
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
-    screened = services.screened
-    builder.add_node(PREPARE, screened(services.start))
-    builder.add_node(SUMMARIZE_NOW, screened(manager.summarize_now))
+    builder.add_node(PREPARE, services.start)
+    builder.add_node(SUMMARIZE_NOW, services.summarize_now)
     builder.add_node(AGENT, RunnableCallable(agent, aagent, name=AGENT))
-    builder.add_node(FINISH, screened(services.finish))
+    builder.add_node(FINISH, services.finish)
     builder.add_conditional_edges(START, route, [PREPARE, SUMMARIZE_NOW])
     builder.add_edge(SUMMARIZE_NOW, END)
     builder.add_edge(PREPARE, AGENT)
@@ -111,14 +110,16 @@ def create_memory_graph(
         builder.add_node(
             TOOLS, ToolNode(all_tools, wrap_tool_call=services.gate, awrap_tool_call=services.agate)
         )
-        if services.manage is not None:
-            builder.add_node(MANAGE, screened(services.manage))
+        manage = services.manage
+        if manage is not None:
+            builder.add_node(MANAGE, manage)
             builder.add_edge(TOOLS, MANAGE)
             builder.add_edge(MANAGE, AGENT)
         else:
             builder.add_edge(TOOLS, AGENT)
-    if profile is not None:
-        builder.add_node(PROFILE, screened(profile.consolidate_profile))
+    consolidate = services.consolidate
+    if consolidate is not None:
+        builder.add_node(PROFILE, consolidate)
         builder.add_edge(FINISH, PROFILE)
         builder.add_edge(PROFILE, END)
     else:

@@ -118,14 +118,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         )
         self.services = services
         self.manager, self.profile, self.tools = services.manager, services.profile, services.tools
-        screened = services.screened
-        manage = services.manage
-        self._start, self._finish = screened(services.start), screened(services.finish)
-        self._manage = None if manage is None else screened(manage)
-        self._summarize = screened(self.manager.summarize_now)
-        self._consolidate = (
-            None if self.profile is None else screened(self.profile.consolidate_profile)
-        )
+        self._start, self._manage, self._finish = services.start, services.manage, services.finish
+        self._summarize, self._consolidate = services.summarize_now, services.consolidate
 
     @staticmethod
     def _summarized(update: Update) -> Update:

@@ -73,17 +73,27 @@ class MemoryServices:
     @property
     def start(self) -> RunnableCallable:
         """The node that opens a turn: load memory (and manage the context)."""
-        return self.manager.start_turn if self.managed else self.manager.load_memory
+        return self.screened(self.manager.start_turn if self.managed else self.manager.load_memory)
 
     @property
     def manage(self) -> RunnableCallable | None:
         """The node run after each tool step, None without context management."""
-        return self.manager.prepare_context if self.managed else None
+        return self.screened(self.manager.prepare_context) if self.managed else None
 
     @property
     def finish(self) -> RunnableCallable:
         """The node that closes a turn: journal the answer (and the rolling summary)."""
-        return self.manager.finish_turn if self.managed else self.manager.journal
+        return self.screened(self.manager.finish_turn if self.managed else self.manager.journal)
+
+    @property
+    def summarize_now(self) -> RunnableCallable:
+        """The node that compacts the thread on request."""
+        return self.screened(self.manager.summarize_now)
+
+    @property
+    def consolidate(self) -> RunnableCallable | None:
+        """The node that consolidates the profile after a turn, None without profile memory."""
+        return None if self.profile is None else self.screened(self.profile.consolidate_profile)
 
     def context(self) -> MemoryContext:
         """The run's MemoryContext, its workspace checked with this graph's membership hook."""
@@ -151,8 +161,9 @@ class MemoryServices:
             return await execute(request)
 
     def screened(self, node: RunnableCallable) -> RunnableCallable:
-        """The node run under this graph's safety screen (set inside the node's body, since
-        LangGraph runs each node in a context of its own), sync and async."""
+        """The node run under this graph's safety screen, as every node property above is (set
+        inside the node's body, since LangGraph runs each node in a context of its own), sync
+        and async."""
         screen = self.screen
 
         def sync(state: Any, config: RunnableConfig) -> Any:
