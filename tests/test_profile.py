@@ -22,6 +22,8 @@ from langgraph.store.memory import InMemoryStore
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
 from memory_plugin import plans as plans_module
+from memory_plugin.profile import budget as budget_module
+from memory_plugin.profile import memory as memory_module
 from memory_plugin.profile.changes import changes
 from memory_plugin.profile.document import (
     SECTIONS,
@@ -32,7 +34,13 @@ from memory_plugin.profile.document import (
     render,
     repair,
 )
-from memory_plugin.profile.memory import KEY, ProfileMemory, enablement
+from memory_plugin.profile.memory import (
+    KEY,
+    ProfileMemory,
+    await_profiles,
+    enablement,
+    wait_for_profiles,
+)
 from memory_plugin.scope import profile_scope
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.nodes import ContextManager
@@ -53,6 +61,19 @@ def seed(store: Any, ctx: MemoryContext, profile: Profile) -> None:
     from memory_plugin.backends.conditional import put_if_version
 
     put_if_version(store, profile_scope(ctx).namespace, KEY, {"text": render(profile)}, None)
+
+
+def recorded_events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The profile events as they are emitted, a background job's included (those can come
+    after the run's stream is over), as the stream's dicts."""
+    seen: list[dict[str, Any]] = []
+
+    def record(kind: str, action: str, scope: str | None = None, **details: Any) -> None:
+        seen.append({"kind": kind, "action": action, "scope": scope, "details": details})
+
+    for module in (memory_module, budget_module):
+        monkeypatch.setattr(module, "emit", record)
+    return seen
 
 
 def base_for(user: str) -> Profile:
@@ -386,6 +407,7 @@ def test_a_fact_from_one_thread_is_injected_in_another_and_never_for_others(
         {"configurable": {"thread_id": "a"}},
         context=ANN,
     )
+    assert wait_for_profiles()
     assert "What I know about you" not in str(model.inputs[0][0].content)
     graph.invoke(
         {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "b"}}, context=ANN
@@ -409,6 +431,7 @@ async def test_profile_graph_under_ainvoke(abackend: Backend) -> None:
         {"configurable": {"thread_id": "a"}},
         context=ANN,
     )
+    await await_profiles()
     await graph.ainvoke(
         {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "b"}}, context=ANN
     )
@@ -416,7 +439,7 @@ async def test_profile_graph_under_ainvoke(abackend: Backend) -> None:
     assert isinstance(model.inputs[1][0], SystemMessage)
 
 
-def test_the_answer_streams_before_consolidation_finishes(backend: Backend) -> None:
+def test_the_turn_ends_before_consolidation_finishes(backend: Backend) -> None:
     gate = threading.Event()
     profile_model = ProfileModel(plan=LISBON, gate=gate)
     graph, _ = profile_graph(backend, [AIMessage("Welcome to Lisbon!")], profile_model)
@@ -431,9 +454,10 @@ def test_the_answer_streams_before_consolidation_finishes(backend: Backend) -> N
         seen.append(next(iter(update)))
         if "model" in update:
             assert update["model"]["messages"][-1].content == "Welcome to Lisbon!"
-            assert ProfileMemory(backend.store).read(ANN) is None
-            gate.set()
     assert seen[-1] == "consolidate_profile"
+    assert ProfileMemory(backend.store).read(ANN) is None
+    gate.set()
+    assert wait_for_profiles()
     stored = ProfileMemory(backend.store).read(ANN)
     assert stored is not None and "Lives in Lisbon." in stored.bullets("Identity")
 

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from memory_plugin import Backend, MemoryContext
 from memory_plugin.errors import InvalidArgumentError
 from memory_plugin.profile.changes import Change
-from memory_plugin.profile.memory import CHANGES, ProfileMemory
+from memory_plugin.profile.memory import CHANGES, ProfileMemory, await_profiles, wait_for_profiles
 from memory_plugin.provenance import origin
 from memory_plugin.scope import profile_scope
 from tests.fakes import ProfileModel
@@ -54,6 +54,7 @@ def test_post_turn_consolidation_logs_each_change(backend: Backend) -> None:
         graph.invoke(
             {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": "a"}}, context=ANN
         )
+    assert wait_for_profiles()
     memory = ProfileMemory(backend.store)
     check_log(memory.changes(ANN))
     assert len(memory.changes(ANN, limit=1)) == 1
@@ -67,6 +68,7 @@ async def test_post_turn_consolidation_logs_each_change_async(abackend: Backend)
         await graph.ainvoke(
             {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": "a"}}, context=ANN
         )
+    await await_profiles()
     memory = ProfileMemory(abackend.store)
     check_log(await memory.achanges(ANN))
     message = await memory.aopt_out(ANN)

@@ -22,11 +22,20 @@ from memory_plugin.profile.budget import body
 from memory_plugin.profile.changes import Change, reapply
 from memory_plugin.profile.document import SECTIONS, TRUNCATED, Profile, parse, render
 from memory_plugin.profile.guard import takes_back
-from memory_plugin.profile.memory import KEY, ProfileMemory
+from memory_plugin.profile.memory import KEY, ProfileMemory, await_profiles, wait_for_profiles
 from memory_plugin.scope import profile_scope
 from tests.fakes import ProfileModel
 from tests.holds import Hold
-from tests.test_profile import ANN, CASES, NOW, base_for, big_profile, profile_graph, seed
+from tests.test_profile import (
+    ANN,
+    CASES,
+    NOW,
+    base_for,
+    big_profile,
+    profile_graph,
+    recorded_events,
+    seed,
+)
 
 IDENTITY = base_for("ann").bullets("Identity")
 SKILLS = base_for("ann").bullets("Skills & Expertise")
@@ -93,18 +102,19 @@ def test_a_bad_consolidation_reply_replaces_nothing(
     assert any("discarded" in r.getMessage() and reason in r.getMessage() for r in caplog.records)
 
 
-def test_the_discard_and_its_reason_are_a_memory_event(backend: Backend) -> None:
+def test_the_discard_and_its_reason_are_a_memory_event(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seed(backend.store, ANN, base_for("ann"))
     refusal = ProfileModel(reply_override="Sorry, I can't help with that.")
     graph, _ = profile_graph(backend, [AIMessage("Tea it is!")], refusal)
-    chunks = list(
-        graph.stream(
-            {"messages": [HumanMessage("I like tea")]},
-            {"configurable": {"thread_id": "t"}},
-            context=ANN,
-            stream_mode="custom",
-        )
+    chunks = recorded_events(monkeypatch)
+    graph.invoke(
+        {"messages": [HumanMessage("I like tea")]},
+        {"configurable": {"thread_id": "t"}},
+        context=ANN,
     )
+    assert wait_for_profiles()
     (event,) = [e for e in profile_events(chunks) if e["action"] != "loaded"]
     assert event["action"] == "discarded" and "refusal" in event["details"]["reason"]
     assert ProfileMemory(backend.store).read(ANN) == base_for("ann")
@@ -125,21 +135,23 @@ def hung_model() -> Hung:
 
 
 @pytest.mark.slow
-def test_a_hung_model_never_holds_the_turn_past_the_timeout(backend: Backend) -> None:
+def test_a_hung_model_never_holds_the_turn_past_the_timeout(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seed(backend.store, ANN, base_for("ann"))
     LayeredSettings(backend.store).update("platform", ANN, set={"profile_timeout_seconds": 1})
     model = hung_model()
     graph, _ = profile_graph(backend, [AIMessage("Tea it is!")], model)
+    chunks = recorded_events(monkeypatch)
     try:
-        chunks = list(
-            graph.stream(
-                {"messages": [HumanMessage("I like tea")]},
-                {"configurable": {"thread_id": "t"}},
-                context=ANN,
-                stream_mode="custom",
-            )
+        graph.invoke(
+            {"messages": [HumanMessage("I like tea")]},
+            {"configurable": {"thread_id": "t"}},
+            context=ANN,
         )
         assert model.hold.answered == 0, "the turn waited for the model"
+        assert wait_for_profiles(), "the background job outlived its timeout"
+        assert model.hold.answered == 0
     finally:
         model.hold.release.set()
     assert model.hold.entered == 1
@@ -233,31 +245,29 @@ def test_a_hung_condensation_falls_back_to_truncation_within_the_timeout(
     assert result.status == "updated" and result.profile is not None and result.profile.truncated
 
 
-async def test_async_turns_report_discarded_rewrites_and_condensations(abackend: Backend) -> None:
+async def test_async_turns_report_discarded_rewrites_and_condensations(
+    abackend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await LayeredSettings(abackend.store).aupdate("platform", ANN, set={"profile_max_tokens": 800})
     model = Condensing(condensed="Sorry, I can't help with that.")
     graph, _ = profile_graph(abackend, [AIMessage("Noted!"), AIMessage("Sure.")], model)
-    chunks = [
-        chunk
-        async for chunk in graph.astream(
-            {"messages": [HumanMessage("all my projects")]},
-            {"configurable": {"thread_id": "t"}},
-            context=ANN,
-            stream_mode="custom",
-        )
-    ]
+    chunks = recorded_events(monkeypatch)
+    await graph.ainvoke(
+        {"messages": [HumanMessage("all my projects")]},
+        {"configurable": {"thread_id": "t"}},
+        context=ANN,
+    )
+    await await_profiles()
     actions = [(e["action"], e["details"].get("step")) for e in profile_events(chunks)]
     assert actions == [("discarded", "condensation"), ("updated", None)]
     model.reply_override = "I'm sorry, I cannot do that."
-    chunks = [
-        chunk
-        async for chunk in graph.astream(
-            {"messages": [HumanMessage("I like tea")]},
-            {"configurable": {"thread_id": "t"}},
-            context=ANN,
-            stream_mode="custom",
-        )
-    ]
+    chunks.clear()
+    await graph.ainvoke(
+        {"messages": [HumanMessage("I like tea")]},
+        {"configurable": {"thread_id": "t"}},
+        context=ANN,
+    )
+    await await_profiles()
     (event,) = [e for e in profile_events(chunks) if e["action"] != "loaded"]
     assert event["action"] == "discarded" and "refusal" in event["details"]["reason"]
 

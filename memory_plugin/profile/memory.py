@@ -1,5 +1,9 @@
 """ProfileMemory: load and inject the user profile, consolidate it after each turn, opt out.
 
+Consolidation runs in the background: the turn ends, and the next one starts, without waiting
+for it; each thread's exchanges are consolidated exactly once, from the journal when a job did
+not finish (see `start_consolidation` and memory_plugin.profile.cursor).
+
 The profile is a property of the user: one per user, shared by all their threads and every
 space where it is enabled; only that user's runs read or write it, and it is never indexed
 for search. The model cannot edit it while answering: there is no tool for it.
@@ -19,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 
+from memory_plugin.background import Background, await_every, wait_all
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import InvalidArgumentError, ScopeError
@@ -27,6 +32,7 @@ from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
 from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
+from memory_plugin.profile import cursor as cursors
 from memory_plugin.profile.budget import body, fit_plan, truncate
 from memory_plugin.profile.changes import (
     Op,
@@ -50,6 +56,8 @@ from memory_plugin.provenance import Provenance, current, origin, turn_of
 from memory_plugin.replies import RejectedReply, reply_text
 from memory_plugin.scope import profile_scope
 from memory_plugin.settings import MemorySettings, SettingsCache
+from memory_plugin.thread.journal import tail_plan
+from memory_plugin.thread.journaling import SEQ
 from memory_plugin.tokens import TokenCounter, counter_for
 
 logger = logging.getLogger(__name__)
@@ -59,12 +67,25 @@ KEEP_CHANGES = 100
 BLOCK = "user_profile"
 MAX_ATTEMPTS = 10
 LOG_PAGE = 500
+JOBS = "profile"
+MAX_FAILURES = 3
+"""Attempts at one exchange before it is given up (the cursor moves past it, with a warning):
+a failure a retry cures (a model or store hiccup, a timeout) rarely fails three turns running,
+while one that does (an exchange the model always chokes on) would block every later exchange
+of the thread for good."""
+MAX_CATCH_UP = 10
+"""Exchanges one job consolidates at most, the newest ones: a thread far behind (a long model
+outage) catches up on its recent exchanges instead of making one job ask the model for each."""
+MAX_READ = 500
+"""Journal entries one job reads at most, the newest ones."""
 INSTRUCTION = (
     "## What I know about you\n"
     "Durable context about the user from earlier conversations. Treat it as background: adapt "
     "your tone, examples and depth to it, and let what the user says now take precedence."
 )
-Status = Literal["updated", "noop", "discarded", "disabled", "conflict"]
+Status = Literal["updated", "noop", "discarded", "disabled", "conflict", "skipped"]
+ThreadCursor = tuple[str, int]
+"""A thread id and the journal seq its cursor moves to with a consolidation."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +122,26 @@ def latest_exchange(messages: list[BaseMessage]) -> tuple[str, str] | None:
     return None
 
 
+def _quiet_emit(action: str, **details: Any) -> None:
+    """A background job's event, on the run's stream while it is still read; a stream that
+    is gone (the run over, its loop closed) is no failure."""
+    try:
+        emit("profile", action, "profile", **details)
+    except Exception:
+        logger.debug("the profile event %s was not delivered", action, exc_info=True)
+
+
+def wait_for_profiles(timeout: float | None = 30.0) -> bool:
+    """Block until the background consolidations of every ProfileMemory of this process
+    started by sync runs finish (at most `timeout` seconds); whether they all did."""
+    return wait_all(JOBS, timeout)
+
+
+async def await_profiles() -> None:
+    """Await the background consolidations of every ProfileMemory of this process."""
+    await await_every(JOBS)
+
+
 def _stored(item: Any, user_id: str) -> tuple[Profile | None, int | None]:
     if item is None:
         return None, None
@@ -133,10 +174,14 @@ class ProfileMemory:
         model_loader: Callable[[str], BaseChatModel] | None = None,
         membership: Membership | None = None,
         keep_changes: int = KEEP_CHANGES,
+        max_failures: int = MAX_FAILURES,
     ) -> None:
-        if isinstance(keep_changes, bool) or not isinstance(keep_changes, int) or keep_changes < 1:
-            raise ValueError(f"keep_changes must be a whole number from 1, got {keep_changes!r}")
+        for name, value in (("keep_changes", keep_changes), ("max_failures", max_failures)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number from 1, got {value!r}")
         self.keep_changes = keep_changes
+        self.max_failures = max_failures
+        self._jobs = Background(JOBS)
         self._store = store
         self.maintenance = maintenance_of(model)
         if model_loader is not None:
@@ -162,8 +207,11 @@ class ProfileMemory:
         """The store given, else the running graph's."""
         return self._store if self._store is not None else get_store()
 
-    def _settings_plan(self, ctx: MemoryContext) -> Plan[MemorySettings]:
-        effective = yield from self._settings.for_store(self.store).effective_plan(ctx)
+    def _settings_plan(
+        self, ctx: MemoryContext, store: BaseStore | None = None
+    ) -> Plan[MemorySettings]:
+        layered = self._settings.for_store(store if store is not None else self.store)
+        effective = yield from layered.effective_plan(ctx)
         return effective.values
 
     def _model_for(self, settings: MemorySettings) -> BaseChatModel:
@@ -222,11 +270,17 @@ class ProfileMemory:
         assistant: str,
         settings: MemorySettings | None = None,
         provenance: Provenance | None = None,
+        cursor: ThreadCursor | None = None,
     ) -> Plan[Consolidation]:
         """Ask the model for NOOP or a rewritten profile after one exchange, check the rewrite,
         and save it with compare-and-swap, with its change-log record (`provenance`, by default
         the current one); on a concurrent change this run's changes are applied again to the
-        newer profile, without another consolidation call."""
+        newer profile, without another consolidation call.
+
+        With `cursor` (a thread id and the journal seq after the exchange) the thread's cursor
+        moves there in the profile write's transaction, and the exchange is "skipped" when the
+        cursor, read after the profile, is already there (another worker consolidated it);
+        after a NOOP or a discarded reply the caller moves the cursor itself."""
         provenance = provenance or current(job="profile", actor=ctx.user_id)
         if settings is None:
             settings = yield from self._settings_plan(ctx)
@@ -236,6 +290,9 @@ class ProfileMemory:
         timeout = settings.profile_timeout_seconds
         namespace = profile_scope(ctx).namespace
         stored, version = yield from self._read_plan(ctx)
+        read = yield from self._cursor_plan(namespace, cursor)
+        if cursor is not None and read is not None and read.seq >= cursor[1]:
+            return Consolidation("skipped", stored, reason="already consolidated")
         base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
         now = self.clock()
         stamp = now.strftime("%Y-%m-%d %H:%M UTC")
@@ -264,16 +321,32 @@ class ProfileMemory:
             )
             record = change_record(now.isoformat(), new.turn_count, diff(stored, new), provenance)
             slot = PutOp((*namespace, CHANGES), self._slot(new.turn_count), record, index=False)
-            saved = yield PutIfVersion(namespace, KEY, {"text": render(new)}, version, (slot,))
+            also: tuple[PutOp, ...] = (slot,)
+            if cursor is not None:
+                also = (slot, cursors.cursor_put(namespace, cursor[0], read, cursor[1]))
+            saved = yield PutIfVersion(namespace, KEY, {"text": render(new)}, version, also)
             if saved is not None:
                 return Consolidation("updated", new, tuple(changes(stored, new)))
             logger.info("profile of %s changed meanwhile; applying this turn again", ctx.user_id)
             stored, version = yield from self._read_plan(ctx)
+            read = yield from self._cursor_plan(namespace, cursor)
+            if cursor is not None and read is not None and read.seq >= cursor[1]:
+                return Consolidation("skipped", stored, reason="already consolidated")
             base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
             rewrite = reapply(delta, base)
             if rewrite.same_content(base):
                 return Consolidation("noop", stored)
         return Consolidation("conflict", None, reason="the profile kept changing meanwhile")
+
+    @staticmethod
+    def _cursor_plan(
+        namespace: tuple[str, ...], cursor: ThreadCursor | None
+    ) -> Plan[cursors.Cursor | None]:
+        """The thread's stored cursor (read after the profile: a profile write moves both at
+        once, so a cursor read later is never older than the profile read), None without one."""
+        if cursor is None:
+            return None
+        return (yield from cursors.read_plan(namespace, cursor[0]))
 
     def consolidate(self, ctx: MemoryContext, user: str, assistant: str) -> Consolidation:
         """Consolidate one exchange into the caller's profile."""
@@ -286,27 +359,184 @@ class ProfileMemory:
     def _consolidate_node(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
-        """Post-turn node: consolidate the latest exchange; never touches the messages, and a
-        failure only logs (the answer is already out). Nothing without a user (load_memory
-        said memory is off)."""
-        exchange = latest_exchange(state["messages"])
-        if exchange is None or not ctx.user_id:
-            return {}
-        values = (state.get("memory_context") or {}).get("settings")
-        settings = MemorySettings.model_construct(**values) if values else None
-        turn = turn_of(state["messages"])
-        with origin(source="node", job="profile", turn=turn, actor=ctx.user_id):
-            provenance = current()
+        """Post-turn node: start the turn's consolidation in the background and return at once
+        (start_consolidation); it never touches the messages."""
+        self.start_consolidation(state, config, ctx)
+        return {}
+        yield  # a plan that asks for nothing
+
+    def start_consolidation(
+        self,
+        state: State,
+        config: RunnableConfig,
+        ctx: MemoryContext,
+        store: BaseStore | None = None,
+    ) -> None:
+        """Consolidate the turn that just ended in the background; returns at once and never
+        raises (a sync caller gets a daemon thread, one inside a running event loop a task on
+        that loop; jobs of one user and thread run in order).
+
+        `state` is the graph state at the end of the turn: its messages and memory_context,
+        whose `journal_seq` is the journal's next seq after the final answer was journaled.
+        The job consolidates every exchange of the thread from the thread's cursor up to
+        `journal_seq` (the journal is read only when the cursor is behind the turn that just
+        ended), each exactly once: the cursor moves with the profile write. A job that dies
+        (process exit, model error, timeout) leaves the cursor behind, and the thread's next
+        job consolidates what it missed; an exchange that failed `max_failures` times is given
+        up. A turn that could not be journaled is consolidated with a later turn. Without a
+        journal (no journal_seq) or a thread id, only the turn's latest exchange in the state
+        is consolidated, best effort: a job that dies loses it. Nothing without a user (memory
+        is off for the run). Store `store`, by default the profile's (the running graph's)."""
         try:
-            result = yield from self.consolidate_plan(ctx, *exchange, settings, provenance)
+            if not ctx.user_id:
+                return
+            messages = list(state.get("messages") or [])
+            info = dict(state.get("memory_context") or {})
+            values = info.get("settings")
+            settings = MemorySettings.model_construct(**values) if values else None
+            turn = turn_of(messages)
+            with origin(source="node", job="profile", turn=turn, actor=ctx.user_id):
+                provenance = current()
+            thread = (config.get("configurable") or {}).get("thread_id")
+            thread_id = str(thread) if thread else None
+            target = store if store is not None else self.store
+            plan = self._job_plan(target, ctx, messages, info, thread_id, settings, provenance)
+            self._jobs.start((ctx.user_id, thread_id), target, plan)
+        except Exception:
+            logger.warning("the profile consolidation could not start", exc_info=True)
+
+    def wait_for_background(self, timeout: float | None = 30.0) -> bool:
+        """Block until this profile's consolidations started by sync runs finish (at most
+        `timeout` seconds); whether they all did."""
+        return self._jobs.wait(timeout)
+
+    async def await_background(self) -> None:
+        """Await this profile's consolidations (tasks on this loop, threads of sync runs)."""
+        await self._jobs.await_all()
+
+    def _job_plan(
+        self,
+        store: BaseStore,
+        ctx: MemoryContext,
+        messages: list[BaseMessage],
+        info: dict[str, Any],
+        thread_id: str | None,
+        settings: MemorySettings | None,
+        provenance: Provenance,
+    ) -> Plan[None]:
+        """One background consolidation: a failure is logged and a "failed" event, never
+        raised."""
+        try:
+            if settings is None:
+                settings = yield from self._settings_plan(ctx, store)
+            if thread_id is None or info.get(SEQ) is None:
+                exchange = latest_exchange(messages)
+                if exchange is not None:
+                    result = yield from self.consolidate_plan(ctx, *exchange, settings, provenance)
+                    self._report(result)
+                return
+            yield from self._catch_up_plan(ctx, messages, info, thread_id, settings, provenance)
         except Exception as exc:
             logger.warning("profile consolidation failed; the profile is unchanged", exc_info=True)
-            emit("profile", "failed", "profile", reason=f"{type(exc).__name__}: {exc}")
-            return {}
+            _quiet_emit("failed", reason=f"{type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _report(result: Consolidation) -> None:
         operations = [{"op": op, "section": section} for op, section in result.operations]
         details = {"reason": result.reason} if result.reason else {}
-        emit("profile", result.status, "profile", operations=operations, **details)
-        return {}
+        _quiet_emit(result.status, operations=operations, **details)
+
+    def _catch_up_plan(
+        self,
+        ctx: MemoryContext,
+        messages: list[BaseMessage],
+        info: dict[str, Any],
+        thread_id: str,
+        settings: MemorySettings,
+        provenance: Provenance,
+    ) -> Plan[None]:
+        """Consolidate the thread's exchanges from its cursor to the state's journal_seq."""
+        namespace = profile_scope(ctx).namespace
+        end = int(info[SEQ])
+        read = yield from cursors.read_plan(namespace, thread_id)
+        if not enablement(settings)[0]:
+            if read is not None and read.seq < end:  # never consolidated once back on
+                yield from self._move_plan(namespace, thread_id, end)
+            _quiet_emit("disabled", operations=[])
+            return
+        if read is not None and read.seq >= end:
+            return  # consolidated already, or the turn is not journaled yet
+        turn = cursors.turn_exchange(messages, info)
+        if turn is not None and (read is None or read.seq == turn.start):
+            todo = [turn]
+        else:
+            behind = end - (read.seq if read is not None else 0)
+            entries = yield from tail_plan(thread_id, end, min(behind, MAX_READ))
+            found = cursors.exchanges(entries, end)
+            todo = found[-1:] if read is None else found[-MAX_CATCH_UP:]
+        if read is None and todo:  # claim the thread, so a job that dies is redone
+            yield from cursors.move_plan(namespace, thread_id, None, todo[0].start)
+        for exchange in todo:
+            try:
+                result = yield from self.consolidate_plan(
+                    ctx,
+                    exchange.user,
+                    exchange.assistant,
+                    settings,
+                    provenance,
+                    (thread_id, exchange.end),
+                )
+            except Exception as exc:
+                logger.warning(
+                    "profile consolidation failed; the profile is unchanged", exc_info=True
+                )
+                _quiet_emit("failed", reason=f"{type(exc).__name__}: {exc}")
+                if not (yield from self._failed_plan(namespace, thread_id, exchange)):
+                    return
+                continue
+            self._report(result)
+            if result.status == "conflict":
+                if not (yield from self._failed_plan(namespace, thread_id, exchange)):
+                    return
+            elif result.status in ("noop", "discarded"):
+                yield from self._move_plan(namespace, thread_id, exchange.end)
+            elif result.status == "disabled":
+                return
+        if not todo or todo[-1].end < end:  # what is left has no exchange to consolidate
+            yield from self._move_plan(namespace, thread_id, end)
+
+    @staticmethod
+    def _move_plan(namespace: tuple[str, ...], thread_id: str, seq: int) -> Plan[None]:
+        """Move the thread's cursor alone to `seq`, unless it is there already."""
+        for _ in range(MAX_ATTEMPTS):
+            read = yield from cursors.read_plan(namespace, thread_id)
+            if read is not None and read.seq >= seq:
+                return
+            if (yield from cursors.move_plan(namespace, thread_id, read, seq)):
+                return
+
+    def _failed_plan(
+        self, namespace: tuple[str, ...], thread_id: str, exchange: cursors.Exchange
+    ) -> Plan[bool]:
+        """Count a failed attempt at an exchange on the cursor, left at the exchange so the
+        next job retries it; after `max_failures` it is given up: the cursor moves past it.
+        Whether it was given up (the job goes on with the next exchange)."""
+        read = yield from cursors.read_plan(namespace, thread_id)
+        if read is not None and read.seq > exchange.start:
+            return False  # another worker got further
+        failures = (read.failures if read is not None and read.seq == exchange.start else 0) + 1
+        if failures < self.max_failures:
+            yield from cursors.move_plan(namespace, thread_id, read, exchange.start, failures)
+            return False
+        logger.warning(
+            "profile consolidation of thread %s gave up on the exchange at journal seq %d "
+            "after %d failures",
+            thread_id,
+            exchange.start,
+            failures,
+        )
+        yield from cursors.move_plan(namespace, thread_id, read, exchange.end)
+        return True
 
     def _slot(self, seq: int) -> str:
         """The change-log key of the write numbered `seq`: a ring of `keep_changes` slots."""
