@@ -1,32 +1,51 @@
-"""Replay a long, tool-heavy conversation through the prebuilt graph and report, per model
-call, the input tokens sent, the summarization calls and whether the cacheable prefix held.
+"""Replay a long conversation through the prebuilt graph and report, per model call, the bytes
+a provider would receive, how much of the previous request they reuse, the input tokens and
+the summarization calls.
 
 Run: python bench/context_replay.py [--tokens 400000] [--window 128000] [--seed 12]
      [--backend memory://] [--prompt-tokens 0] [--per-turn] [--json out.json]
+     python bench/context_replay.py --session [--turns 50] [--window 24000] [--json out.json]
 
-The conversation is generated from `--seed`: each turn is a user question (one in seven
-pastes 2-12 KB), one to four tool steps (one to three parallel calls each, outputs of 0.3-24
-KB: pages, query results, logs) and an answer of a few hundred tokens, until the raw history
-(every message the graph ever saw, unmasked and uncompacted) holds `--tokens` tokens. It runs
-through `create_memory_graph` built as a user would (the backend from `connect`, every memory
-kind on its defaults) with fake models standing for the LLM: `ReplayChat` answers from the
-script and records every call it gets; `MaintenanceChat` writes summaries and flush notes and
-counts them.
+Two conversations, each run through `create_memory_graph` built as a user would (the backend
+from `connect`, every memory kind on its defaults) with fake models standing for the LLM:
+`ReplayChat` answers from the script and records every call it gets; `MaintenanceChat` writes
+summaries, flush notes and profile rewrites and counts them.
 
-Per model call:
-- input tokens sent (the plugin's counter for the model), against the tokens of sending the
-  raw history so far (system prompt + every message, unedited);
-- "prefix kept": the cacheable prefix (the system message up to its first volatile block:
-  the system prompt, the frozen blocks and the per-turn blocks; the recent notes and the
-  running summary follow, see memory_plugin/thread/prefix.py and blocks.py) is
-  byte-identical to the previous call's;
-- "history kept": the previous call's messages after the system message are a byte-identical
-  prefix of this call's (a provider cache over the whole previous request would hit; masking
-  and compaction break it by design, each clearing a large share at once).
+- The default replay is generated from `--seed`: each turn is a user question (one in seven
+  pastes 2-12 KB), one to four tool steps (one to three parallel calls each, outputs of
+  0.3-24 KB: pages, query results, logs) and an answer of a few hundred tokens, until the raw
+  history (every message the graph ever saw, unmasked and uncompacted) holds `--tokens`
+  tokens.
+- `--session` scripts a realistic session of `--turns` turns (issue 23): a mix of tool turns
+  (outputs of 2-9 KB, so masking fires) and plain answers; every fifth turn the model calls
+  the `remember` tool (it runs through the graph's ToolNode: the note is really stored, and
+  read back at the end); every sixth turn the user states a fact about themselves and the
+  maintenance model answers the profile consolidation with the rewritten profile (NOOP on
+  the other turns); the default window is sized so that exactly one compaction happens. The
+  profile may be consolidated in the background after a turn: the driver waits for the
+  maintenance model to go quiet before the next turn.
 
-Targets (issue 12, part 7): input never over the compaction trigger share of the window; at
-least 95% of calls keep the previous call's prefix; and the total input against the raw
-history.
+The headline, measured from the bytes sent and nothing else: for every agent model call the
+request a provider receives is recorded, the bound tools (`convert_to_openai_tool`, in order)
+then every message (`convert_to_openai_messages`), each serialized canonically (sorted keys,
+no ASCII escaping, no spaces). A call "sends the previous request as a byte prefix" when its
+tools are byte-identical to the previous call's and the previous call's messages are a prefix
+of its own, element by element (a provider caches tools + system + messages in that order).
+The cacheable share is the bytes (and the plugin counter's tokens) of the longest common
+element-wise prefix with the previous request (the tools, then the leading identical
+messages; nothing when the tools differ), over the request's bytes, summed over every call
+but the first. Each call that breaks the prefix is listed with the first element that
+differed (tools, the system message and its block, or message i and its role).
+
+The project's own bookkeeping, kept for comparison:
+- "prefix kept": the system message up to its first volatile block (the recent notes or the
+  running summary) is byte-identical to the previous call's;
+- "history kept": the previous call's messages after the system message are a
+  byte-identical prefix of this call's (LangChain's JSON, message ids included).
+
+Targets: issue 12, part 7: input never over the compaction trigger share of the window and
+the total input against the raw history; issue 23, part 4: at least 95% of calls send the
+previous request as a byte prefix over the session.
 """
 
 from __future__ import annotations
@@ -34,9 +53,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import statistics
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,12 +68,21 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    convert_to_openai_messages,
 )
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from memory_plugin import MemoryContext, connect, create_memory_graph
+from memory_plugin import (
+    MemoryContext,
+    ProfileMemory,
+    ScopedMemory,
+    connect,
+    create_memory_graph,
+)
 from memory_plugin.blocks import SUMMARY_TAG
 from memory_plugin.scoped.prompt import NOTES_BLOCK
 from memory_plugin.settings import MemorySettings
@@ -63,6 +91,16 @@ from memory_plugin.tokens import counter_for
 SYSTEM_PROMPT = "You are a careful research assistant. Use the tools, then answer briefly."
 CONTEXT = MemoryContext(user_id="replay")
 VOLATILE_MARKERS = (f"<{NOTES_BLOCK}>", f"<{SUMMARY_TAG}>")
+REMEMBER = "remember"
+PROFILE_TITLE = "# User Memory"
+PROFILE_SECTIONS = (
+    "Identity",
+    "Communication Preferences",
+    "Work Context",
+    "Skills & Expertise",
+    "Recent Topics",
+    "Open Questions / Follow-ups",
+)
 WORDS = [
     "alpha",
     "beta",
@@ -91,16 +129,17 @@ WORDS = [
     "release",
 ]
 
-# --------------------------------------------------------------------------- the script
+# --------------------------------------------------------------------------- the scripts
 
 
 @dataclass(frozen=True)
 class Call:
-    """One scripted tool call and the size of its output."""
+    """One scripted tool call and the size of its output (`text`: what `remember` saves)."""
 
     name: str
     arg: str
     out_chars: int
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,6 +184,77 @@ def script(seed: int, raw_tokens: int, counter: Any) -> list[ScriptTurn]:
     return turns
 
 
+# (section, what the user says, the bullet the profile gets)
+FACTS = (
+    (
+        "Identity",
+        "I work as a site reliability engineer at Northwind",
+        "Works as an SRE at Northwind",
+    ),
+    (
+        "Communication Preferences",
+        "I prefer short answers with tables",
+        "Prefers short answers with tables",
+    ),
+    (
+        "Work Context",
+        "I am moving our billing cluster to a new region this quarter",
+        "Is moving the billing cluster to a new region this quarter",
+    ),
+    ("Skills & Expertise", "I write most of our tooling in Go", "Writes most tooling in Go"),
+    ("Identity", "my timezone is CET", "Timezone is CET"),
+    ("Work Context", "I own the latency dashboards", "Owns the latency dashboards"),
+    ("Skills & Expertise", "I know PostgreSQL well", "Knows PostgreSQL well"),
+    (
+        "Communication Preferences",
+        "I like examples more than theory",
+        "Prefers examples over theory",
+    ),
+    (
+        "Open Questions / Follow-ups",
+        "remind me to revisit the quota alerts later",
+        "Revisit the quota alerts",
+    ),
+)
+NOTE_EVERY = 5
+FACT_EVERY = 6
+
+
+def session_script(seed: int, turns: int) -> list[ScriptTurn]:
+    """`turns` turns: a note every fifth turn, a fact about the user every sixth, tool turns
+    (2-9 KB outputs) and plain answers."""
+    rng = random.Random(seed)
+    facts = iter(FACTS)
+    out: list[ScriptTurn] = []
+    for n in range(turns):
+        topic = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
+        question = f"Turn {n}: please look into the {topic} issue."
+        steps: list[tuple[Call, ...]] = []
+        if n % NOTE_EVERY == NOTE_EVERY - 1:
+            text = f"Decision on turn {n}: keep the {topic} settings as they are."
+            question = (
+                f"Turn {n}: we decided to keep the {topic} settings as they are; remember it."
+            )
+            steps.append((Call(REMEMBER, f"t{n}note", 0, text),))
+        elif n % 3 != 0:
+            for s in range(rng.choice((1, 2, 2, 3))):
+                steps.append(
+                    tuple(
+                        Call(
+                            rng.choice(("fetch_page", "run_query", "read_log")),
+                            f"t{n}s{s}c{c}",
+                            rng.randint(2_000, 9_000),
+                        )
+                        for c in range(rng.choice((1, 1, 2)))
+                    )
+                )
+        if n % FACT_EVERY == 2 and (fact := next(facts, None)) is not None:
+            question += f" By the way, {fact[1]}."
+        answer = output_text(Call("answer", f"a{n}", rng.randint(400, 2_400)))
+        out.append(ScriptTurn(question, tuple(steps), f"Turn {n}: {answer}"))
+    return out
+
+
 @tool
 def fetch_page(arg: str) -> str:
     """Fetch a page."""
@@ -165,6 +275,82 @@ def read_log(arg: str) -> str:
 
 _sizes: dict[str, int] = {}
 
+# --------------------------------------------------------------------------- the bytes sent
+
+
+def canonical(value: Any) -> str:
+    """The canonical JSON of a request part."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_parts(tools: Sequence[Any], messages: Sequence[BaseMessage]) -> tuple[str, list[str]]:
+    """What a provider receives: the tools (one string) and each message (one string each)."""
+    sent = convert_to_openai_messages(list(messages))
+    return canonical(list(tools)), [canonical(m) for m in sent]
+
+
+def common_prefix(previous: list[str], current: list[str]) -> int:
+    """How many leading elements the two lists share."""
+    k = 0
+    for a, b in zip(previous, current, strict=False):
+        if a != b:
+            break
+        k += 1
+    return k
+
+
+_BLOCK = re.compile(r"<([A-Za-z_][\w-]*)[^<>]*>.*?</\1>", re.DOTALL)
+
+
+def system_change(before: str, after: str) -> str:
+    """Which blocks of the system message were added, removed or changed (in the order they
+    appear), and whether the text around them changed."""
+    old = {m.group(1): m.group(0) for m in _BLOCK.finditer(before)}
+    new = {m.group(1): m.group(0) for m in _BLOCK.finditer(after)}
+    changes = [
+        f"<{tag}> {'added' if tag not in old else 'changed'}"
+        for tag in new
+        if old.get(tag) != new[tag]
+    ] + [f"<{tag}> removed" for tag in old if tag not in new]
+    if _BLOCK.sub("", before).split() != _BLOCK.sub("", after).split():
+        changes.append("text outside the blocks changed")
+    return ", ".join(changes) or "whitespace changed"
+
+
+def cause(broken_by: str) -> str:
+    """The kind of change a break's first difference is."""
+    if broken_by.startswith("tools"):
+        return "tools"
+    if broken_by.startswith("system message"):
+        return "system message"
+    if "(tool) content changed" in broken_by:
+        return "tool output (masking)"
+    return "history"
+
+
+def why_broken(
+    previous_tools: str, tools: str, previous: list[str], current: list[str], k: int
+) -> str:
+    """Which element of the request first differs from the previous request."""
+    if previous_tools != tools:
+        was = [t["function"]["name"] for t in json.loads(previous_tools)]
+        now = [t["function"]["name"] for t in json.loads(tools)]
+        return f"tools ({', '.join(was)} -> {', '.join(now)})"
+    if k >= len(current):
+        return f"message {k}: the request is shorter ({len(previous)} -> {len(current)} messages)"
+    old, new = json.loads(previous[k]), json.loads(current[k])
+    role = new.get("role", "?")
+    if role == "system" and old.get("role") == "system":
+        change = system_change(str(old.get("content", "")), str(new.get("content", "")))
+        return f"system message: {change}"
+    if old.get("role") != role:
+        return f"message {k} ({role}) replaces a {old.get('role')} message"
+    size = f"{len(str(old.get('content', ''))):,} -> {len(str(new.get('content', ''))):,} chars"
+    if role == "tool":
+        return f"message {k} (tool) content changed, {size}"
+    return f"message {k} ({role}) changed, {size}"
+
+
 # --------------------------------------------------------------------------- fake models
 
 
@@ -179,7 +365,14 @@ class CallRecord:
     prefix: str
     volatile: str
     history: list[str]
-    summaries_before: int
+    maintenance: dict[str, int]
+    request_bytes: int
+    request_tokens: int
+    cacheable_bytes: int
+    cacheable_tokens: int
+    byte_prefix: bool
+    broken_by: str
+    messages: int
 
 
 class ReplayChat(BaseChatModel):
@@ -193,25 +386,42 @@ class ReplayChat(BaseChatModel):
     counter: Any = None
     maintenance: Any = None
     system_prompt: str = SYSTEM_PROMPT
+    last_tools: str = ""
+    last_messages: list[str] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
         return "replay-scripted"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ReplayChat:  # type: ignore[override]
-        return self
+    def bind_tools(  # type: ignore[override]
+        self, tools: Sequence[Any], **kwargs: Any
+    ) -> Runnable[Any, BaseMessage]:
+        """Bind as a provider's chat model does: the tools in the provider's format."""
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        self.calls.append(self.record(messages))
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.calls.append(self.record(messages, kwargs.get("tools") or []))
         current = self.turns[self.turn]
         if self.step < len(current.steps):
             calls = [
-                {"name": c.name, "args": {"arg": c.arg}, "id": f"{c.arg}-{uuid.uuid4().hex[:6]}"}
+                {
+                    "name": c.name,
+                    "args": {"text": c.text} if c.name == REMEMBER else {"arg": c.arg},
+                    "id": f"call_{c.arg}",
+                }
                 for c in current.steps[self.step]
             ]
             reply = AIMessage("", tool_calls=calls)
             self.raw += [reply] + [
-                ToolMessage(output_text(c), tool_call_id=call["id"])
+                ToolMessage(
+                    "Noted." if c.name == REMEMBER else output_text(c), tool_call_id=call["id"]
+                )
                 for c, call in zip(current.steps[self.step], calls, strict=True)
             ]
         else:
@@ -220,8 +430,9 @@ class ReplayChat(BaseChatModel):
         self.step += 1
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
-    def record(self, messages: list[BaseMessage]) -> CallRecord:
-        """The call's input size and its prefix, volatile part and history, as sent."""
+    def record(self, messages: list[BaseMessage], tools: Sequence[Any]) -> CallRecord:
+        """The call's request as sent (and against the previous one), its input size, and
+        the bookkeeping view: its prefix, volatile part and history."""
         system = messages[0] if messages and isinstance(messages[0], SystemMessage) else None
         text = str(system.content) if system is not None else ""
         cut = min((i for i in (text.find(m) for m in VOLATILE_MARKERS) if i >= 0), default=-1)
@@ -229,32 +440,95 @@ class ReplayChat(BaseChatModel):
         rest = messages[1:] if system is not None else messages
         history = [m.model_dump_json() for m in rest]
         raw = self.counter.count([SystemMessage(self.system_prompt), *self.raw])
-        return CallRecord(
-            self.turn,
-            self.step,
-            self.counter.count(messages),
-            raw,
-            prefix,
-            volatile,
-            history,
-            self.maintenance.summaries,
+        sent_tools, sent = request_parts(tools, messages)
+        first = not self.calls
+        same_tools = not first and sent_tools == self.last_tools
+        k = common_prefix(self.last_messages, sent) if same_tools else 0
+        byte_prefix = same_tools and k == len(self.last_messages)
+        tools_bytes = len(sent_tools.encode())
+        tools_tokens = self.counter.count_text(sent_tools)
+        input_tokens = self.counter.count(messages)
+        record = CallRecord(
+            turn=self.turn,
+            step=self.step,
+            input_tokens=input_tokens,
+            raw_tokens=raw,
+            prefix=prefix,
+            volatile=volatile,
+            history=history,
+            maintenance=self.maintenance.counts(),
+            request_bytes=tools_bytes + sum(len(m.encode()) for m in sent),
+            request_tokens=tools_tokens + input_tokens,
+            cacheable_bytes=(tools_bytes + sum(len(m.encode()) for m in sent[:k]))
+            if same_tools
+            else 0,
+            cacheable_tokens=(tools_tokens + self.counter.count(messages[:k])) if same_tools else 0,
+            byte_prefix=byte_prefix,
+            broken_by=""
+            if first or byte_prefix
+            else why_broken(self.last_tools, sent_tools, self.last_messages, sent, k),
+            messages=len(sent),
         )
+        self.last_tools, self.last_messages = sent_tools, sent
+        return record
+
+
+def _profile_body(prompt: str) -> dict[str, list[str]]:
+    """The sections and bullets of the profile shown in a consolidation prompt."""
+    inside = prompt.split("<profile>", 1)[-1].split("</profile>", 1)[0]
+    sections: dict[str, list[str]] = {s: [] for s in PROFILE_SECTIONS}
+    current: list[str] | None = None
+    for line in inside.splitlines():
+        if line.startswith("## "):
+            current = sections.setdefault(line[3:].strip(), [])
+        elif line.startswith("- ") and current is not None:
+            current.append(line[2:].strip())
+    return sections
+
+
+def render_profile(sections: dict[str, list[str]]) -> str:
+    """A profile body as the consolidation prompt asks for it."""
+    parts = [PROFILE_TITLE]
+    for name in PROFILE_SECTIONS:
+        bullets = sections.get(name) or []
+        parts.append(f"## {name}\n" + ("\n".join(f"- {b}" for b in bullets) or "_(empty)_"))
+    return "\n\n".join(parts) + "\n"
 
 
 class MaintenanceChat(BaseChatModel):
-    """Writes summaries and flush notes; counts each kind (and any other maintenance call)."""
+    """Writes summaries, flush notes and profile rewrites; counts each kind (and any other
+    maintenance call)."""
 
     summaries: int = 0
     flushes: int = 0
+    profile_rewrites: int = 0
+    profile_noops: int = 0
     others: int = 0
 
     @property
     def _llm_type(self) -> str:
         return "replay-maintenance"
 
+    def counts(self) -> dict[str, int]:
+        """Every counter, by kind."""
+        return {
+            "summaries": self.summaries,
+            "flushes": self.flushes,
+            "profile_rewrites": self.profile_rewrites,
+            "profile_noops": self.profile_noops,
+            "others": self.others,
+        }
+
+    def calls(self) -> int:
+        """Every maintenance call so far."""
+        return sum(self.counts().values())
+
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         system = str(messages[0].content) if messages else ""
-        if "long-term memory" in system:
+        prompt = str(messages[-1].content) if messages else ""
+        if PROFILE_TITLE in system and "<exchange>" in prompt:
+            text = self.consolidate(prompt)
+        elif "long-term memory" in system:
             self.flushes += 1
             text = f"Working on turn-by-turn diagnostics; flush {self.flushes}."
         elif "summar" in system.lower():
@@ -265,6 +539,21 @@ class MaintenanceChat(BaseChatModel):
             text = "NOOP"
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
+    def consolidate(self, prompt: str) -> str:
+        """The profile with the facts the user stated in the exchange, or NOOP."""
+        exchange = prompt.split("<exchange>", 1)[-1]
+        sections = _profile_body(prompt)
+        added = False
+        for section, said, bullet in FACTS:
+            if said in exchange and bullet not in sections.get(section, []):
+                sections.setdefault(section, []).append(bullet)
+                added = True
+        if not added:
+            self.profile_noops += 1
+            return "NOOP"
+        self.profile_rewrites += 1
+        return render_profile(sections)
+
 
 # --------------------------------------------------------------------------- the replay
 
@@ -273,6 +562,7 @@ class MaintenanceChat(BaseChatModel):
 class Report:
     """The replay's figures (per call rows in `calls`)."""
 
+    mode: str
     backend: str
     seed: int
     window: int
@@ -280,8 +570,18 @@ class Report:
     turns: int
     raw_history_tokens: int
     model_calls: int
+    scripted_calls: int
+    byte_prefix_calls: int
+    byte_prefix_share: float
+    cacheable_bytes_share: float
+    cacheable_tokens_share: float
     summaries: int
     flush_notes: int
+    profile_rewrites: int
+    profile_noops: int
+    notes_saved: int
+    notes_stored: list[str]
+    profile_bullets: list[str]
     max_input_tokens: int
     over_trigger_calls: int
     prefix_kept_share: float
@@ -290,6 +590,8 @@ class Report:
     total_full_history_tokens: int
     seconds: float
     median_turn_ms: float
+    breaks_by_cause: dict[str, int] = field(default_factory=dict)
+    breaks: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -299,6 +601,18 @@ def system_prompt(tokens: int) -> str:
     return SYSTEM_PROMPT + rules * max(0, (tokens * 4 - len(SYSTEM_PROMPT)) // len(rules))
 
 
+def settle(maintenance: MaintenanceChat, limit: float = 2.0) -> None:
+    """Wait (at most `limit` seconds) until the maintenance model has had no call for a few
+    polls: work a turn left in the background is done before the next turn starts."""
+    deadline = time.monotonic() + limit
+    seen, quiet = maintenance.calls(), 0
+    while quiet < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+        now = maintenance.calls()
+        quiet = quiet + 1 if now == seen else 0
+        seen = now
+
+
 def replay(
     backend_url: str,
     seed: int,
@@ -306,11 +620,15 @@ def replay(
     window: int,
     settings: MemorySettings,
     prompt_tokens: int = 0,
+    session_turns: int = 0,
 ) -> Report:
-    """Run the whole script through the prebuilt graph; the report."""
+    """Run the whole script (the scripted session with `session_turns`, else the generated
+    conversation) through the prebuilt graph; the report."""
     counter = counter_for(None)
     prompt = system_prompt(prompt_tokens)
-    turns = script(seed, raw_tokens, counter)
+    turns = (
+        session_script(seed, session_turns) if session_turns else script(seed, raw_tokens, counter)
+    )
     _sizes.clear()
     _sizes.update({c.arg: c.out_chars for t in turns for step in t.steps for c in step})
     maintenance = MaintenanceChat()
@@ -333,7 +651,10 @@ def replay(
             system_prompt=prompt,
             maintenance_model=maintenance,
         )
-        config = {"configurable": {"thread_id": f"replay-{seed}"}, "recursion_limit": 200}
+        config: RunnableConfig = {
+            "configurable": {"thread_id": f"replay-{seed}"},
+            "recursion_limit": 200,
+        }
         for n, turn in enumerate(turns):
             model.turn, model.step = n, 0
             question = HumanMessage(turn.question)
@@ -341,10 +662,17 @@ def replay(
             begin = time.perf_counter()
             graph.invoke({"messages": [question]}, config, context=CONTEXT)
             turn_ms.append((time.perf_counter() - begin) * 1000)
+            settle(maintenance)
+        notes = [note.body for note in ScopedMemory(backend.store).list_notes(CONTEXT)]
+        stored = ProfileMemory(backend.store).read(CONTEXT)
+        bullets = [b for s in PROFILE_SECTIONS for b in stored.bullets(s)] if stored else []
     seconds = time.perf_counter() - started
-    return summarize(
+    report = summarize(
         model, maintenance, backend_url, seed, window, settings, turns, seconds, turn_ms
     )
+    report.mode = "session" if session_turns else "replay"
+    report.notes_stored, report.profile_bullets = notes, bullets
+    return report
 
 
 def summarize(
@@ -358,32 +686,48 @@ def summarize(
     seconds: float,
     turn_ms: list[float],
 ) -> Report:
-    """Per call rows and the totals."""
+    """Per call rows, the calls that broke the byte prefix, and the totals."""
     trigger = int(settings.summarization_trigger_ratio * window)
     rows: list[dict[str, Any]] = []
+    breaks: list[dict[str, Any]] = []
     previous: CallRecord | None = None
     for i, call in enumerate(model.calls):
         prefix_kept = previous is not None and call.prefix == previous.prefix
         history_kept = previous is not None and call.history[: len(previous.history)] == (
             previous.history
         )
-        summaries = call.summaries_before - (previous.summaries_before if previous else 0)
+        before = previous.maintenance if previous else {}
+        since = {k: v - before.get(k, 0) for k, v in call.maintenance.items()}
         rows.append(
             {
                 "call": i,
                 "turn": call.turn,
                 "step": call.step,
+                "messages": call.messages,
+                "request_bytes": call.request_bytes,
+                "cacheable_bytes": call.cacheable_bytes,
+                "request_tokens": call.request_tokens,
+                "cacheable_tokens": call.cacheable_tokens,
+                "byte_prefix": call.byte_prefix,
+                "broken_by": call.broken_by,
                 "input_tokens": call.input_tokens,
                 "full_history_tokens": call.raw_tokens,
-                "summaries_since_last_call": summaries,
+                "summaries_since_last_call": since.get("summaries", 0),
+                "since_last_call": {k: v for k, v in since.items() if v},
                 "prefix_kept": prefix_kept,
                 "history_kept": history_kept,
                 "volatile_changed": previous is not None and call.volatile != previous.volatile,
             }
         )
+        if previous is not None and not call.byte_prefix:
+            breaks.append({k: rows[-1][k] for k in ("call", "turn", "step", "broken_by")})
+            breaks[-1]["reused"] = call.cacheable_bytes / max(call.request_bytes, 1)
+            breaks[-1]["since_last_call"] = rows[-1]["since_last_call"]
         previous = call
     later = rows[1:]
+    counts = maintenance.counts()
     return Report(
+        mode="replay",
         backend=backend_url.split(":", 1)[0],
         seed=seed,
         window=window,
@@ -391,8 +735,20 @@ def summarize(
         turns=len(turns),
         raw_history_tokens=model.calls[-1].raw_tokens if model.calls else 0,
         model_calls=len(rows),
-        summaries=maintenance.summaries,
-        flush_notes=maintenance.flushes,
+        scripted_calls=sum(len(t.steps) + 1 for t in turns),
+        byte_prefix_calls=sum(r["byte_prefix"] for r in later),
+        byte_prefix_share=sum(r["byte_prefix"] for r in later) / max(len(later), 1),
+        cacheable_bytes_share=sum(r["cacheable_bytes"] for r in later)
+        / max(sum(r["request_bytes"] for r in later), 1),
+        cacheable_tokens_share=sum(r["cacheable_tokens"] for r in later)
+        / max(sum(r["request_tokens"] for r in later), 1),
+        summaries=counts["summaries"],
+        flush_notes=counts["flushes"],
+        profile_rewrites=counts["profile_rewrites"],
+        profile_noops=counts["profile_noops"],
+        notes_saved=sum(c.name == REMEMBER for t in turns for step in t.steps for c in step),
+        notes_stored=[],
+        profile_bullets=[],
         max_input_tokens=max((r["input_tokens"] for r in rows), default=0),
         over_trigger_calls=sum(r["input_tokens"] > trigger for r in rows),
         prefix_kept_share=sum(r["prefix_kept"] for r in later) / max(len(later), 1),
@@ -401,34 +757,74 @@ def summarize(
         total_full_history_tokens=sum(r["full_history_tokens"] for r in rows),
         seconds=seconds,
         median_turn_ms=statistics.median(turn_ms) if turn_ms else 0.0,
+        breaks_by_cause={
+            kind: sum(cause(b["broken_by"]) == kind for b in breaks)
+            for kind in sorted({cause(b["broken_by"]) for b in breaks})
+        },
+        breaks=breaks,
         calls=rows,
     )
 
 
 def print_report(report: Report, per_turn: bool) -> None:
-    """The totals against the targets, and optionally one row per turn."""
+    """The totals against the targets, the calls that broke the byte prefix, and optionally
+    one row per turn."""
     r = report
     ratio = r.total_input_tokens / max(r.total_full_history_tokens, 1)
-    print(f"backend {r.backend}, seed {r.seed}, window {r.window:,}, trigger {r.trigger_tokens:,}")
-    print(f"turns {r.turns}, model calls {r.model_calls}, raw history {r.raw_history_tokens:,} tok")
-    print(f"summarization calls {r.summaries}, flush notes {r.flush_notes}")
+    print(
+        f"{r.mode}: backend {r.backend}, seed {r.seed}, window {r.window:,}, "
+        f"trigger {r.trigger_tokens:,}"
+    )
+    print(
+        f"turns {r.turns}, model calls {r.model_calls} (scripted {r.scripted_calls}), "
+        f"raw history {r.raw_history_tokens:,} tok"
+    )
+    print(
+        f"calls sending the previous request as a byte prefix: {r.byte_prefix_calls}/"
+        f"{max(r.model_calls - 1, 0)} ({r.byte_prefix_share:.1%})"
+    )
+    print(
+        f"cacheable share of the request bytes: {r.cacheable_bytes_share:.1%} "
+        f"(of the input tokens: {r.cacheable_tokens_share:.1%})"
+    )
+    if r.breaks_by_cause:
+        kinds = ", ".join(f"{k} {v}" for k, v in r.breaks_by_cause.items())
+        print(f"calls breaking it, by the first element that differed: {kinds}")
+    print(f"compactions (summarization calls): {r.summaries}, flush notes {r.flush_notes}")
+    print(
+        f"notes saved by the model {r.notes_saved}, stored {len(r.notes_stored)}; profile "
+        f"rewrites {r.profile_rewrites}, NOOP answers {r.profile_noops}, profile bullets "
+        f"{len(r.profile_bullets)}"
+    )
     print(
         f"max input {r.max_input_tokens:,} tokens ({r.max_input_tokens / r.window:.1%} of the "
         f"window); calls over the trigger: {r.over_trigger_calls}"
     )
-    print(f"calls keeping the previous call's cacheable prefix: {r.prefix_kept_share:.1%}")
-    print(f"calls extending the previous call's whole history: {r.history_kept_share:.1%}")
+    print(
+        "the project's bookkeeping: calls keeping the previous call's cacheable prefix "
+        f"{r.prefix_kept_share:.1%}, extending its history {r.history_kept_share:.1%}"
+    )
     print(
         f"total input {r.total_input_tokens:,} tokens against {r.total_full_history_tokens:,} "
         f"for the full history ({ratio:.1%}, {1 / max(ratio, 1e-9):.1f}x fewer)"
     )
     print(f"wall {r.seconds:.1f} s, median turn {r.median_turn_ms:.1f} ms")
+    if r.breaks:
+        print("\nCalls that did not send the previous request as a byte prefix:\n")
+        print("| call | turn.step | first difference | bytes reused | since the previous call |")
+        print("| --- | --- | --- | --- | --- |")
+        for b in r.breaks:
+            since = ", ".join(f"{k} +{v}" for k, v in b["since_last_call"].items()) or "-"
+            print(
+                f"| {b['call']} | {b['turn']}.{b['step']} | {b['broken_by']} "
+                f"| {b['reused']:.1%} | {since} |"
+            )
     if per_turn:
         print(
-            "\n| turn | calls | input tokens (max) | full history (max) | summaries | prefix "
-            "kept | history kept |"
+            "\n| turn | calls | input tokens (max) | full history (max) | summaries | byte "
+            "prefix | prefix kept | history kept |"
         )
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         by_turn: dict[int, list[dict[str, Any]]] = {}
         for row in r.calls:
             by_turn.setdefault(row["turn"], []).append(row)
@@ -437,25 +833,46 @@ def print_report(report: Report, per_turn: bool) -> None:
                 f"| {turn} | {len(rows)} | {max(x['input_tokens'] for x in rows):,} "
                 f"| {max(x['full_history_tokens'] for x in rows):,} "
                 f"| {sum(x['summaries_since_last_call'] for x in rows)} "
+                f"| {sum(x['byte_prefix'] for x in rows)}/{len(rows)} "
                 f"| {sum(x['prefix_kept'] for x in rows)}/{len(rows)} "
                 f"| {sum(x['history_kept'] for x in rows)}/{len(rows)} |"
             )
 
 
+SESSION_WINDOW = 32_000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=400_000, help="raw history to replay")
-    parser.add_argument("--window", type=int, default=128_000, help="the model's input window")
+    parser.add_argument(
+        "--window",
+        type=int,
+        help=f"the model's input window (default 128,000; {SESSION_WINDOW:,} with --session)",
+    )
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--backend", default="memory://", help="a connect() URL")
     parser.add_argument(
         "--prompt-tokens", type=int, default=0, help="pad the system prompt to about this size"
     )
+    parser.add_argument(
+        "--session", action="store_true", help="the scripted session (notes, profile updates)"
+    )
+    parser.add_argument("--turns", type=int, default=50, help="turns of --session")
     parser.add_argument("--per-turn", action="store_true", help="one row per turn")
     parser.add_argument("--json", type=Path, help="write the report (with per call rows)")
     args = parser.parse_args()
+    window = args.window or (SESSION_WINDOW if args.session else 128_000)
     settings = MemorySettings()
-    report = replay(args.backend, args.seed, args.tokens, args.window, settings, args.prompt_tokens)
+    report = replay(
+        args.backend,
+        args.seed,
+        args.tokens,
+        window,
+        settings,
+        args.prompt_tokens,
+        session_turns=args.turns if args.session else 0,
+    )
     print_report(report, args.per_turn)
     if args.json:
         args.json.write_text(json.dumps(asdict(report), indent=1))

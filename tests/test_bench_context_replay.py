@@ -1,0 +1,72 @@
+"""bench/context_replay.py --session: a short scripted session whose cache figures come from
+the bytes the fake model was sent, with the notes and the profile really stored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_plugin import MemoryContext, ProfileMemory, ScopedMemory, connect
+from tests.benches import run_bench
+
+pytestmark = pytest.mark.slow
+
+
+def test_session_measures_the_bytes_sent_and_stores_the_memory_it_scripts(
+    tmp_path: Path,
+) -> None:
+    report, url = tmp_path / "session.json", f"sqlite:///{tmp_path / 'session.db'}"
+    args = ["--session", "--turns", "15", "--window", "18000", "--backend", url]
+    done = run_bench("context_replay.py", [*args, "--json", str(report)], 180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out, figures = done.stdout, json.loads(report.read_text())
+    rows = figures["calls"]
+
+    # every agent model call the script makes was recorded, in order
+    assert figures["turns"] == 15
+    assert figures["model_calls"] == figures["scripted_calls"] == len(rows)
+    assert [r["call"] for r in rows] == list(range(len(rows)))
+    assert {r["turn"] for r in rows} == set(range(15))
+    later = rows[1:]
+    assert figures["byte_prefix_calls"] == sum(r["byte_prefix"] for r in later)
+    assert figures["byte_prefix_share"] == pytest.approx(figures["byte_prefix_calls"] / len(later))
+    calls = f"{figures['byte_prefix_calls']}/{len(later)}"
+    assert f"calls sending the previous request as a byte prefix: {calls}" in out
+
+    # the metric comes from the bytes: a call that extends the previous request reuses all
+    # of it, one that does not reuses less and names the first element that differed
+    for previous, row in zip(rows, later, strict=False):
+        assert 0 <= row["cacheable_bytes"] <= row["request_bytes"]
+        if row["byte_prefix"]:
+            assert row["cacheable_bytes"] == previous["request_bytes"]
+            assert row["broken_by"] == ""
+        else:
+            assert row["cacheable_bytes"] < previous["request_bytes"]
+            assert row["broken_by"]
+    assert [b["call"] for b in figures["breaks"]] == [
+        r["call"] for r in later if not r["byte_prefix"]
+    ]
+    assert sum(figures["breaks_by_cause"].values()) == len(figures["breaks"])
+    assert 0 < figures["cacheable_bytes_share"] < 1
+
+    # the window is small: compaction ran, as often as reported, and a compaction removes
+    # history, so the call after it cannot extend the previous request
+    compacted = [r for r in rows if r["summaries_since_last_call"]]
+    assert figures["summaries"] >= 1
+    assert sum(r["summaries_since_last_call"] for r in rows) == figures["summaries"]
+    assert f"compactions (summarization calls): {figures['summaries']}," in out
+    assert compacted and not any(r["byte_prefix"] for r in compacted)
+
+    # the notes the model saved with `remember` and the facts of the profile are stored
+    context = MemoryContext(user_id="replay")
+    with connect(url) as backend:
+        notes = [n.body for n in ScopedMemory(backend.store).list_notes(context)]
+        profile = ProfileMemory(backend.store).read(context)
+    scripted = [f"Decision on turn {n}:" for n in (4, 9, 14)]
+    assert figures["notes_saved"] == len(scripted)
+    assert all(any(note.startswith(s) for note in notes) for s in scripted)
+    assert sorted(figures["notes_stored"]) == sorted(notes)
+    assert profile is not None and figures["profile_rewrites"] >= 1
+    assert "Works as an SRE at Northwind" in profile.bullets("Identity")
