@@ -381,12 +381,15 @@ class ProfileMemory:
         The job consolidates every exchange of the thread from the thread's cursor up to
         `journal_seq` (the journal is read only when the cursor is behind the turn that just
         ended), each exactly once: the cursor moves with the profile write. A job that dies
-        (process exit, model error, timeout) leaves the cursor behind, and the thread's next
-        job consolidates what it missed; an exchange that failed `max_failures` times is given
-        up. A turn that could not be journaled is consolidated with a later turn. Without a
-        journal (no journal_seq) or a thread id, only the turn's latest exchange in the state
-        is consolidated, best effort: a job that dies loses it. Nothing without a user (memory
-        is off for the run). Store `store`, by default the profile's (the running graph's)."""
+        (process exit, model error, timeout) leaves the cursor behind (a thread with no cursor
+        yet is behind from its start), and the thread's next job consolidates what it missed,
+        the newest MAX_CATCH_UP exchanges at most; an exchange that failed `max_failures` times
+        is given up. While the profile is off for the user or space the cursor moves on alone:
+        those exchanges never reach the profile. A turn that could not be journaled is
+        consolidated with a later turn. Without a journal (no journal_seq) or a thread id,
+        only the turn's latest exchange in the state is consolidated, best effort: a job that
+        dies loses it. Nothing without a user (memory is off for the run). `store` defaults
+        to the profile's (the running graph's)."""
         try:
             if not ctx.user_id:
                 return
@@ -459,23 +462,20 @@ class ProfileMemory:
         namespace = profile_scope(ctx).namespace
         end = int(info[SEQ])
         read = yield from cursors.read_plan(namespace, thread_id)
+        done = read.seq if read is not None else 0
         if not enablement(settings)[0]:
-            if read is not None and read.seq < end:  # never consolidated once back on
+            if read is None or done < end:  # these exchanges stay out once it is back on
                 yield from self._move_plan(namespace, thread_id, end)
             _quiet_emit("disabled", operations=[])
             return
-        if read is not None and read.seq >= end:
+        if done >= end:
             return  # consolidated already, or the turn is not journaled yet
         turn = cursors.turn_exchange(messages, info)
-        if turn is not None and (read is None or read.seq == turn.start):
-            todo = [turn]
+        if turn is not None and turn.start == done:
+            todo = [turn]  # the normal case: the cursor is where this turn began
         else:
-            behind = end - (read.seq if read is not None else 0)
-            entries = yield from tail_plan(thread_id, end, min(behind, MAX_READ))
-            found = cursors.exchanges(entries, end)
-            todo = found[-1:] if read is None else found[-MAX_CATCH_UP:]
-        if read is None and todo:  # claim the thread, so a job that dies is redone
-            yield from cursors.move_plan(namespace, thread_id, None, todo[0].start)
+            entries = yield from tail_plan(thread_id, end, min(end - done, MAX_READ))
+            todo = cursors.exchanges(entries, end)[-MAX_CATCH_UP:]
         for exchange in todo:
             try:
                 result = yield from self.consolidate_plan(
@@ -520,7 +520,17 @@ class ProfileMemory:
     ) -> Plan[bool]:
         """Count a failed attempt at an exchange on the cursor, left at the exchange so the
         next job retries it; after `max_failures` it is given up: the cursor moves past it.
-        Whether it was given up (the job goes on with the next exchange)."""
+        Whether it was given up (the job goes on with the next exchange); when the count
+        cannot be written either (the store is down), the attempt is not counted."""
+        try:
+            return (yield from self._count_failure_plan(namespace, thread_id, exchange))
+        except Exception:
+            logger.warning("the failed profile consolidation could not be counted", exc_info=True)
+            return False
+
+    def _count_failure_plan(
+        self, namespace: tuple[str, ...], thread_id: str, exchange: cursors.Exchange
+    ) -> Plan[bool]:
         read = yield from cursors.read_plan(namespace, thread_id)
         if read is not None and read.seq > exchange.start:
             return False  # another worker got further
