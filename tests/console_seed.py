@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from memory_plugin import Backend, MemoryContext, OfflineModel, create_memory_graph
-from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.profile.memory import ProfileMemory, wait_for_profiles
 from memory_plugin.provenance import origin
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import MemorySettings
@@ -93,6 +93,7 @@ def seed_library(backend: Backend) -> Seeded:
     config: Any = {"configurable": {"thread_id": ANN_THREAD}, "metadata": {"owner": "ann"}}
     for text in (f"My cat is called {SECRETS['thread']}.", "What is my cat called?"):
         graph.invoke({"messages": [HumanMessage(text)]}, config, context=ANN_CTX)
+    assert wait_for_profiles()  # the turns' profile consolidation runs in the background
     scoped = ScopedMemory(backend.store, defaults=SETTINGS)
     day = today().date()
     with origin(source="code", actor="ann"):

@@ -18,7 +18,7 @@ from memory_plugin import (
 )
 from memory_plugin.demo import DemoModel
 from memory_plugin.profile.document import render
-from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.profile.memory import ProfileMemory, wait_for_profiles
 from tests.thread_helpers import fetch
 
 ANN: dict[str, Any] = {"user_id": "ann"}
@@ -50,5 +50,6 @@ def test_a_compaction_inside_the_turn_keeps_the_turns_user_message(backend: Back
     assert dividers and dividers[-1]["kind"] == "auto"
     assert [m.content for m in out["messages"] if isinstance(m, HumanMessage)] == [SAID]
     assert out["messages"][-1].content == "All four pages read."
+    assert wait_for_profiles()
     profile = ProfileMemory(backend.store).read(MemoryContext(user_id="ann"))
     assert profile is not None and "Ann" in render(profile)
