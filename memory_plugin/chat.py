@@ -36,7 +36,7 @@ from memory_plugin.local_embeddings import LocalEmbeddings, default_index
 from memory_plugin.models import MODEL_ENV, resolve_model
 from memory_plugin.plans import run
 from memory_plugin.profile.budget import body
-from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.profile.memory import ProfileMemory, wait_for_profiles
 from memory_plugin.safety.staged import Check, screen_from, screening
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.settings import LayeredSettings, SettingsCache
@@ -47,6 +47,7 @@ from memory_plugin.thread.nodes import summarize_now
 
 logger = logging.getLogger(__name__)
 SYSTEM_PROMPT = "You are a helpful assistant with durable memory. Be concise."
+PROFILE_WAIT = 60.0  # seconds /profile and leaving wait for the profile's background update
 HELP = (
     "/memory  what memory put in front of the model this turn\n"
     "/notes   this scope's notes        /forget N   delete note N\n"
@@ -231,6 +232,7 @@ class Chat:
                 self.notes.delete_note(self.ctx, notes[int(arg) - 1].key)
                 self.say(f"forgot note {arg}")
         elif name == "/profile":
+            wait_for_profiles(PROFILE_WAIT)  # the last turn's update, still in the background
             profile = ProfileMemory(self.backend.store).read(self.ctx)
             self.say(body(profile) if profile else "(no profile yet)")
         elif name == "/memory":
@@ -345,6 +347,7 @@ def run_demo(url: str | None, out: TextIO) -> None:
             assert chat is not None
             chat.say(f"you> {text}")
             chat.send(text)
+            wait_for_profiles(PROFILE_WAIT)  # a scripted tour: the next line sees the profile
         assert chat is not None
         print("\n=== your profile after the sessions ===", file=out)
         chat.command("/profile")
@@ -393,6 +396,8 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
                     session.send(line)
         except KeyboardInterrupt:
             print(file=out)
+        finally:  # the last turns' profile updates (redone from the journal if cut short)
+            wait_for_profiles(PROFILE_WAIT)
     return 0
 
 
