@@ -2,7 +2,7 @@
 
 Run: python bench/product.py [--sizes 10000,50000,150000,400000]
      [--checkpointers memory,sqlite,postgres] [--sides ours,ours-bounded,langchain,plain]
-     [--scenarios idle,masking,compaction] [--rounds 2] [--turns 4] [--compaction-rounds 3]
+     [--scenarios idle,masking,compaction] [--rounds 3] [--turns 5] [--compaction-rounds 5]
      [--durability async] [--postgres-url URL] [--json out.json] [--quick]
 
 Four sides run the same thread, turn for turn, on the same fake models:
@@ -75,7 +75,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -398,7 +398,11 @@ def count_saver(saver: Any) -> None:
     for name, kind in SAVER_CALLS.items():
         if hasattr(saver, name):
             setattr(saver, name, _counted(kind, name, getattr(saver, name)))
-    serde, dumps = saver.serde, saver.serde.dumps_typed
+    saver._bench_counted = True
+    serde = saver.serde
+    if getattr(serde, "_bench_counted", False):  # LangGraph's savers share one default serde
+        return
+    dumps = serde.dumps_typed
 
     def counted_dumps(obj: Any) -> Any:
         out = dumps(obj)
@@ -406,7 +410,7 @@ def count_saver(saver: Any) -> None:
         return out
 
     serde.dumps_typed = counted_dumps
-    saver._bench_counted = True
+    serde._bench_counted = True
 
 
 def count_store(store: Any) -> None:
@@ -848,6 +852,18 @@ def print_targets(found: list[dict[str, Any]]) -> None:
         print(f"| {t['target']} | {t['where']} | {t['value']} | {verdict} |")
     met = sum(t["met"] for t in found)
     print(f"\n{met} of {len(found)} targets met.")
+    print("\nAt a glance (per target and side: cells met, and the cells not met):\n")
+    print("| target | side | met | not met |")
+    print("| --- | --- | --- | --- |")
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for t in found:
+        groups[(t["target"], t["where"].rsplit(" ", 1)[1])].append(t)
+    for (target, side), rows in groups.items():
+        missed = ", ".join(
+            f"{r['where'].rsplit(' ', 1)[0]} ({r['value']})" for r in rows if not r["met"]
+        )
+        met_here = sum(r["met"] for r in rows)
+        print(f"| {target} | {side} | {met_here}/{len(rows)} | {missed or '-'} |")
 
 
 def to_json(cells: list[Cell], found: list[dict[str, Any]], args: argparse.Namespace) -> Any:
@@ -884,10 +900,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--checkpointers", default="memory,sqlite,postgres")
     parser.add_argument("--sides", default=",".join(SIDES), help=f"of {', '.join(SIDES)}")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
-    parser.add_argument("--rounds", type=int, default=2, help="fresh threads per cell")
-    parser.add_argument("--turns", type=int, default=4, help="timed turns per round")
+    parser.add_argument("--rounds", type=int, default=3, help="fresh threads per cell")
+    parser.add_argument("--turns", type=int, default=5, help="timed turns per round")
     parser.add_argument(
-        "--compaction-rounds", type=int, default=3, help="fresh threads per compaction cell"
+        "--compaction-rounds", type=int, default=5, help="fresh threads per compaction cell"
     )
     parser.add_argument(
         "--durability", default="async", choices=("sync", "async", "exit"), help="every side's"
