@@ -12,6 +12,7 @@ Invoke it as the prebuilt graph: a `thread_id` in `config["configurable"]`, the 
                    only the memory tools of the kinds that are on for this turn's scope
     wrap_tool_call   a call to a memory tool whose kind is off is refused
     after_agent    finish_turn (journal the answer, rolling summary), then update_profile
+                   (which starts the profile's consolidation in the background)
 
 create_agent stores `messages` with plain add_messages; pass it `state_schema=MemoryState` to
 keep the prebuilt graph's delta-stored transcript. Installed with the `langchain` extra.
@@ -198,7 +199,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         return {**state, "memory_context": info}
 
     def after_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
-        """Journal the answer (and start the rolling summary), then update the user profile."""
+        """Journal the answer (and start the rolling summary), then start the user profile's
+        consolidation in the background (the hook does not wait for it)."""
         if state.get("memory_command") == SUMMARIZE_NOW:
             return {"memory_command": None}
         update = _invoke(self._finish, dict(state))
