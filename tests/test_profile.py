@@ -66,6 +66,7 @@ def seed(store: Any, ctx: MemoryContext, profile: Profile) -> None:
 def recorded_events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """The profile events as they are emitted, a background job's included (those can come
     after the run's stream is over), as the stream's dicts."""
+    assert wait_for_profiles()  # no job of an earlier test reports into this one
     seen: list[dict[str, Any]] = []
 
     def record(kind: str, action: str, scope: str | None = None, **details: Any) -> None:

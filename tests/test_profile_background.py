@@ -275,3 +275,52 @@ def test_start_consolidation_never_raises() -> None:
     memory.start_consolidation({"messages": None}, {}, ANN)
     memory.start_consolidation({}, {}, MemoryContext())
     assert memory.wait_for_background(5)
+
+
+# --- turns the journal or the settings held back ------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_turn_that_could_not_be_journaled_is_consolidated_with_the_next(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_plugin.thread import journal
+
+    append = journal.append_plan
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("the store is down")
+        yield  # a plan
+
+    model = Flaky(plan=FACTS)
+    graph = graph_for(backend, model)
+    monkeypatch.setattr(journal, "append_plan", failing)
+    assert turn(graph, "I just moved to Lisbon") == "Answer 0."
+    assert wait_for_profiles()
+    assert profile_of(backend) is None and model.shown == []
+    monkeypatch.setattr(journal, "append_plan", append)
+    turn(graph, "I write Rust at work")
+    assert wait_for_profiles()
+    stored = profile_of(backend)
+    assert stored is not None and stored.turn_count == 2
+    assert stored.bullets("Identity") == ("Lives in Lisbon.",)
+    assert model.shown == ["I just moved to Lisbon", "I write Rust at work"]
+
+
+@pytest.mark.slow
+def test_turns_while_the_profile_is_off_never_reach_it(backend: Backend) -> None:
+    from memory_plugin import LayeredSettings
+
+    model = Flaky(plan=FACTS)
+    graph = graph_for(backend, model)
+    settings = LayeredSettings(backend.store)
+    settings.update("user", ANN, set={"profile_user": False})
+    turn(graph, "I just moved to Lisbon")
+    assert wait_for_profiles()
+    settings.update("user", ANN, set={"profile_user": True})
+    turn(graph, "I write Rust at work")
+    assert wait_for_profiles()
+    stored = profile_of(backend)
+    assert stored is not None and stored.bullets("Identity") == ()
+    assert stored.bullets("Skills & Expertise") == ("Writes Rust.",)
+    assert model.shown == ["I write Rust at work"]

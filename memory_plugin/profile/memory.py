@@ -386,10 +386,11 @@ class ProfileMemory:
         the newest MAX_CATCH_UP exchanges at most; an exchange that failed `max_failures` times
         is given up. While the profile is off for the user or space the cursor moves on alone:
         those exchanges never reach the profile. A turn that could not be journaled is
-        consolidated with a later turn. Without a journal (no journal_seq) or a thread id,
-        only the turn's latest exchange in the state is consolidated, best effort: a job that
-        dies loses it. Nothing without a user (memory is off for the run). `store` defaults
-        to the profile's (the running graph's)."""
+        consolidated with a later turn (also when none of the thread's turns is journaled yet:
+        no journal_seq while context management is on). Without a journal (no journal_seq,
+        context management off) or a thread id, only the turn's latest exchange in the state
+        is consolidated, best effort: a job that dies loses it. Nothing without a user
+        (memory is off for the run). `store` defaults to the profile's (the running graph's)."""
         try:
             if not ctx.user_id:
                 return
@@ -432,6 +433,8 @@ class ProfileMemory:
         try:
             if settings is None:
                 settings = yield from self._settings_plan(ctx, store)
+            if thread_id is not None and info.get(SEQ) is None and settings.context_management:
+                return  # the thread's first turns are not journaled yet: a later job has them
             if thread_id is None or info.get(SEQ) is None:
                 exchange = latest_exchange(messages)
                 if exchange is not None:
