@@ -13,6 +13,7 @@ from memory_plugin import Backend
 from memory_plugin.context import MemoryContext
 from memory_plugin.demo import DemoModel
 from memory_plugin.middleware import MemoryMiddleware
+from memory_plugin.profile.memory import await_profiles, wait_for_profiles
 from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.nodes import summarize_now
 from memory_plugin.thread.state import MemoryState
@@ -94,6 +95,7 @@ def test_agent_remembers_the_user_in_a_new_thread(backend: Backend) -> None:
     assert first["messages"][-1].content == "Nice to meet you, Ann."
     assert "Noted for" in first["messages"][-2].content
     assert "Name is Ann." not in model.inputs[0][0].content
+    assert wait_for_profiles()  # the profile is consolidated in the background
 
     agent.invoke(say("Do you remember me?"), thread("ann-2"), context=ANN)
     assert_remembered(model)
@@ -116,6 +118,7 @@ async def test_async_agent_remembers_the_user_in_a_new_thread(abackend: Backend)
     )
 
     await agent.ainvoke(say("Hi, my name is Ann."), thread("ann-1"), context=ANN)
+    await await_profiles()  # the profile is consolidated in the background
     await agent.ainvoke(say("Do you remember me?"), thread("ann-2"), context=ANN)
     assert_remembered(model)
     assert model.system().index(PROMPT) < model.system().index("What I know about you")
