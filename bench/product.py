@@ -43,8 +43,9 @@ Per turn (medians over the timed turns; sides alternate which goes first):
   connections execute (every execute, each row of an executemany, plus the implicit BEGIN
   and the COMMIT of Python's sqlite3 transactions), by wrapping the connections.
   PostgreSQL: what is sent to the server, by hooking psycopg: a statement outside a pipeline
-  is one (Cursor.execute, the connection's BEGIN/COMMIT), a pipeline Sync is one (statements
-  inside a pipeline are not). Split by what the statement ran for: checkpoint put,
+  is one (Cursor.execute, the connection's BEGIN/COMMIT; preparing it outside a pipeline, the
+  first time a connection runs it, one more), a pipeline Sync is one (statements inside a
+  pipeline are not). Split by what the statement ran for: checkpoint put,
   put_writes, checkpoint read (get_tuple, list, get_delta_channel_history) or store batch
   (else "other"). memory: none (no database);
 - bytes written. SQLite and PostgreSQL: bytes of the parameters bound to writing statements
@@ -330,17 +331,20 @@ _psycopg_hooked = False
 
 def hook_psycopg() -> None:
     """Count what psycopg sends: a statement outside a pipeline is one round trip (its
-    parameters' bytes counted when it writes), a pipeline Sync is one."""
+    parameters' bytes counted when it writes), preparing it outside a pipeline (the first
+    time a connection runs it, where prepared statements are on) one more, a pipeline Sync
+    one."""
     global _psycopg_hooked
     if _psycopg_hooked:
         return
     _psycopg_hooked = True
     import psycopg
-    from psycopg import _connection_base, _pipeline_base
+    from psycopg import _connection_base, _cursor_base, _pipeline_base
 
     execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
     exec_command = _connection_base.BaseConnection._exec_command
     enqueue_sync = _pipeline_base.BasePipeline._enqueue_sync
+    send_prepare = _cursor_base.BaseCursor._send_prepare
 
     def counted_execute(self: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
         in_pipeline = self._conn._pipeline is not None
@@ -364,10 +368,16 @@ def hook_psycopg() -> None:
         TALLY.statement()
         return enqueue_sync(self)
 
+    def counted_prepare(self: Any, name: bytes, query: Any) -> Any:
+        if self._conn._pipeline is None:  # libpq sends Parse + Sync and waits
+            TALLY.statement()
+        return send_prepare(self, name, query)
+
     psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign]
     psycopg.Cursor.executemany = counted_executemany  # type: ignore[method-assign]
     _connection_base.BaseConnection._exec_command = counted_exec_command  # type: ignore[method-assign]
     _pipeline_base.BasePipeline._enqueue_sync = counted_sync  # type: ignore[method-assign]
+    _cursor_base.BaseCursor._send_prepare = counted_prepare  # type: ignore[method-assign]
 
 
 # Savers and stores: their calls counted, and the statements they run attributed
