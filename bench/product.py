@@ -371,6 +371,7 @@ def hook_psycopg() -> None:
     def counted_prepare(self: Any, name: bytes, query: Any) -> Any:
         if self._conn._pipeline is None:  # libpq sends Parse + Sync and waits
             TALLY.statement()
+            TALLY.add("prepares")
         return send_prepare(self, name, query)
 
     psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign]
@@ -776,15 +777,16 @@ def print_calls(cells: list[Cell]) -> None:
     print(
         "| checkpointer | thread | scenario | side | "
         + " | ".join(names)
-        + " | serialized | background round trips |"
+        + " | serialized | prepares (PostgreSQL round trips) | background round trips |"
     )
-    print("| " + " | ".join(["---"] * (len(names) + 6)) + " |")
+    print("| " + " | ".join(["---"] * (len(names) + 7)) + " |")
     for c in cells:
         for name, s in c.sides.items():
             calls = " | ".join(fmt(s.median(f"call {n}")) for n in names)
             print(
                 f"| {c.checkpointer} | {size_label(c.size)} | {c.scenario} | {name} | {calls} "
-                f"| {s.median('serialized') / 1024:.1f} KiB | {fmt(s.median('bg rt'))} |"
+                f"| {s.median('serialized') / 1024:.1f} KiB | {fmt(s.median('prepares'))} "
+                f"| {fmt(s.median('bg rt'))} |"
             )
 
 
