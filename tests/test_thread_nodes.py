@@ -297,9 +297,30 @@ def test_frozen_blocks_are_a_snapshot_per_thread(backend: Backend) -> None:
     ask(graph, "first")
     memory.write_document(ANN, "# Ann\n- version two")
     ask(graph, "second")
-    first, *_, last = [str(inputs[0].content) for inputs in model.inputs]
-    assert last.count("version one") == 1 and last.index("version one") < last.index("version two")
-    assert "version two" not in first
+    first, last = model.inputs[0], model.inputs[-1]
+    assert last[0].content == first[0].content and "version two" not in str(last[0].content)
+    assert [m.content for m in last[: len(first)]] == [m.content for m in first]
+    told = [n for n, m in enumerate(last) if "version two" in str(m.content)]
+    assert len(told) == 1 and isinstance(last[told[0]], HumanMessage)
+    assert last[told[0] + 1].content == "second"
+
+
+def test_news_told_once_after_the_history_while_the_system_message_stays(
+    backend: Backend,
+) -> None:
+    memory = ScopedMemory(backend.store)
+    model = chat(turns(3), window=200_000)
+    graph, _ = build_graph(backend, model, summary_model=CompactionModel())
+    ask(graph, "first")
+    memory.remember(ANN, "Ann moved to Lisbon")
+    ask(graph, "second")
+    ask(graph, "third")
+    first, second, third = model.inputs[0], model.inputs[-2], model.inputs[-1]
+    assert first[0].content == second[0].content == third[0].content
+    assert "Lisbon" not in str(first[0].content)
+    told = [m for m in third if "Lisbon" in str(m.content)]
+    assert len(told) == 1 and isinstance(told[0], HumanMessage)
+    assert [m.content for m in third[: len(second)]] == [m.content for m in second]
 
 
 async def test_turn_nodes_and_summarize_now_under_ainvoke(

@@ -24,6 +24,7 @@ RELATIONS = (
     ("document_soft_limit_chars", "document_hard_limit_chars"),
     ("recall_default_k", "recall_max_k"),
     ("summarization_keep_ratio", "summarization_trigger_ratio"),
+    ("masking_min_clear_ratio", "masking_batch_ratio"),
     ("recall_rerank_keep", "recall_rerank_candidates"),
 )
 LOWER_ONLY = ("recent_window_messages",)
@@ -117,6 +118,15 @@ class MemorySettings(BaseModel):
     masking_keep_recent: int = _f(5, "most recent tool results never masked", ge=1, le=100)
     masking_min_clear_ratio: float = _f(
         0.15, "mask only when a pass clears at least this share of the window", ge=0.01, le=0.5
+    )
+    masking_batch_ratio: float = _f(
+        0.3,
+        (
+            "a pass waits until it can clear this share of the window (fewer, larger passes "
+            "keep the prompt cache), unless the input nears the compaction trigger"
+        ),
+        ge=0.01,
+        le=0.9,
     )
     masking_excluded_tools: tuple[str, ...] = _f((), "tools whose output is never masked")
     summarization_trigger_ratio: float = _f(

@@ -2,9 +2,10 @@
 short placeholder saying how to get them back; the most recent results stay.
 
 Masked messages replace the originals in the thread state (so masking is done once and
-checkpoints shrink); the originals stay in the journal. A pass masks only when it clears at
-least `masking_min_clear_ratio` of the window, so the prompt prefix changes rarely: below
-that, nothing changes (compaction at its own trigger still bounds the input).
+checkpoints shrink); the originals stay in the journal. A pass masks every older output at
+once, and only when that clears at least `masking_batch_ratio` of the window (or
+`masking_min_clear_ratio` close to the compaction trigger), so the prompt prefix changes
+rarely: below that, nothing changes (compaction at its own trigger still bounds the input).
 
 `MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
 next scan starts (`mask_scan_from`) and how many outputs were masked (`masked`).
@@ -89,8 +90,11 @@ def mask(
     scan_from: int = 0,
     excluded: frozenset[str] = frozenset(),
 ) -> Masking:
-    """Mask older tool outputs when the input is past the trigger and a pass can clear at least
-    `masking_min_clear_ratio` of the window; else change nothing."""
+    """Mask every older tool output (all but the `masking_keep_recent` newest; none that its
+    placeholder would not shrink) when the input is past the trigger and that clears at least
+    `masking_batch_ratio` of the window (`masking_min_clear_ratio` once the input nears the
+    compaction trigger); else change nothing. One large pass rewrites the transcript once,
+    where small ones would break the prompt cache on call after call."""
     if not settings.masking or tokens <= settings.masking_trigger_ratio * window:
         return Masking([], 0, scan_from)
     goal = settings.masking_min_clear_ratio * window
@@ -100,7 +104,7 @@ def mask(
     replacements: list[ToolMessage] = []
     freed = 0
     index = scan_from
-    while index < protected_from and freed < goal:
+    while index < protected_from:
         message = messages[index]
         index += 1
         if not isinstance(message, ToolMessage) or is_masked(message):
@@ -117,11 +121,23 @@ def mask(
             status=message.status,
             response_metadata={**message.response_metadata, MASK_KEY: True},
         )
-        freed += max(0, before - counter.count_message(placeholder))
+        saved = before - counter.count_message(placeholder)
+        if saved <= 0:
+            continue
+        freed += saved
         replacements.append(placeholder)
-    if freed < goal:
+    if freed < goal or (
+        freed < settings.masking_batch_ratio * window and not _urgent(tokens, window, settings)
+    ):
         return Masking([], 0, scan_from)
     return Masking(replacements, freed, index)
+
+
+def _urgent(tokens: int, window: int, settings: MemorySettings) -> bool:
+    """Whether the input is within `masking_min_clear_ratio` of the compaction trigger: a
+    smaller pass then still runs, so masking comes before compaction where it can."""
+    margin = settings.summarization_trigger_ratio - settings.masking_min_clear_ratio
+    return tokens >= margin * window
 
 
 class MaskingStep:

@@ -43,9 +43,11 @@ from memory_plugin.thread.turn import (
     SETTINGS,
     SUMMARY,
     State,
+    Turn,
     TurnSettings,
     thread_id_of,
 )
+from memory_plugin.thread.updates import SHOWN, UPDATES, anchor, news, place
 from memory_plugin.thread.window import RollingSummaries
 from memory_plugin.tokens import TokenCounter
 
@@ -86,6 +88,7 @@ class Prefix:
         self.counter = counter
         self.clock = clock
         self._cached: tuple[tuple[Any, ...], list[BaseMessage]] | None = None
+        self._dumped: tuple[MemorySettings, dict[str, Any]] | None = None
 
     def blocks_plan(
         self, sources: Sequence[BlockSource], ctx: MemoryContext, settings: MemorySettings
@@ -104,14 +107,44 @@ class Prefix:
         blocks = [block for source_blocks in found if source_blocks for block in source_blocks]
         return blocks, all(source_blocks is not None for source_blocks in found)
 
+    def _settings_and_blocks_plan(
+        self, info: State, ctx: MemoryContext
+    ) -> Plan[tuple[MemorySettings, list[PromptBlock]]]:
+        """The turn's settings and the sources' blocks, read in one batch: the blocks are
+        loaded with the previous turn's settings alongside the settings read, and again only
+        when the settings changed since."""
+        previous = info.get(SETTINGS)
+        if previous is None:
+            settings = yield from self.settings.resolve_plan(ctx)
+            blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
+            return settings, blocks
+        guess = MemorySettings.model_construct(**previous)
+        settings, (blocks, _) = yield from gather(
+            [self.settings.resolve_plan(ctx), self.blocks_plan(self.sources, ctx, guess)]
+        )
+        if self._dump(settings) != previous:
+            blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
+        return settings, blocks
+
+    def _dump(self, settings: MemorySettings) -> dict[str, Any]:
+        """The settings as plain values as a checkpoint gives them back (lists, not tuples),
+        kept while the resolved settings are the same."""
+        dumped = self._dumped
+        if dumped is None or dumped[0] is not settings:
+            values = {
+                name: list(value) if isinstance(value, tuple) else value
+                for name, value in settings.model_dump().items()
+            }
+            dumped = self._dumped = (settings, values)
+        return dumped[1]
+
     def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         """The load_memory update: settings, blocks, and the frozen snapshot when a session
         starts (taken again next turn if a frozen source failed)."""
         info = state.get("memory_context") or {}
-        settings = yield from self.settings.resolve_plan(ctx)
-        blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
+        settings, blocks = yield from self._settings_and_blocks_plan(info, ctx)
         emit("context", "loaded", None, blocks=[block.name for block in blocks])
-        context: State = {POLICY: settings.thread_policy, SETTINGS: settings.model_dump()}
+        context: State = {POLICY: settings.thread_policy, SETTINGS: self._dump(settings)}
         if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
             context.update((yield from self.rolling.load_plan(thread_id_of(config))))
         now = self.clock()
@@ -121,16 +154,62 @@ class Prefix:
             if complete:
                 context[FROZEN] = to_dicts(frozen)
                 context[SESSION_DIVIDERS] = len(info.get(DIVIDERS) or [])
+                context[SHOWN] = to_dicts(blocks)
+                context[UPDATES] = []
             else:
                 context[TURN_AT] = info.get(TURN_AT)
-        frozen_now = from_dicts(context.get(FROZEN, info.get(FROZEN, [])))
-        system = assemble(self.system_prompt, frozen_now + blocks, "", [])
-        context[PREFIX_TOKENS] = self.counter.count_text(str(system[0].content)) if system else 0
+        if SHOWN not in context:
+            context.update(self._told(info, blocks, state.get("messages") or []))
+        context[PREFIX_TOKENS] = self._tokens({**info, **context})
         return {
             "memory_blocks": to_dicts(blocks),
             "memory_command": None,
             "memory_context": context,
         }
+
+    def _tokens(self, info: State) -> int:
+        """The tokens of the system message without the summary, and of the updates told."""
+        blocks = from_dicts(info.get(FROZEN) or []) + from_dicts(info.get(SHOWN) or [])
+        system = assemble(self.system_prompt, blocks, "", [])
+        tokens = self.counter.count_text(str(system[0].content)) if system else 0
+        told = info.get(UPDATES) or []
+        return tokens + sum(self.counter.count_text(update["text"]) for update in told)
+
+    def resnapshot_plan(self, turn: Turn) -> Plan[None]:
+        """After a compaction, take the session's snapshot again at once (a compaction starts
+        a session), so the system message changes on that call only, not again next turn."""
+        ctx, settings = turn.ctx, turn.settings
+        (blocks, _), (frozen, complete) = yield from gather(
+            [
+                self.blocks_plan(self.sources, ctx, settings),
+                self.blocks_plan(self.frozen_sources, ctx, settings),
+            ]
+        )
+        if not complete:
+            return
+        turn.record(
+            {
+                FROZEN: to_dicts(frozen),
+                SHOWN: to_dicts(blocks),
+                UPDATES: [],
+                SESSION_DIVIDERS: len(turn.info.get(DIVIDERS) or []),
+            }
+        )
+        turn.record({PREFIX_TOKENS: self._tokens(turn.info)})
+
+    @staticmethod
+    def _told(info: State, blocks: list[PromptBlock], messages: list[BaseMessage]) -> State:
+        """The session's updates with what `blocks` hold beyond its snapshot, placed before
+        the turn's input (a thread from before snapshots shows `blocks` from now on)."""
+        if SHOWN not in info:
+            return {SHOWN: to_dicts(blocks), UPDATES: []}
+        told = list(info.get(UPDATES) or [])
+        entry = news(from_dicts(info[SHOWN] or []), told, blocks)
+        if entry is None or not messages:
+            return {}
+        before = anchor(messages)
+        entry.update({"before": before} if before else {"after": messages[-1].id})
+        return {UPDATES: [*told, entry]}
 
     def model_input(self, state: State) -> list[BaseMessage]:
         """The model's messages: system prompt, frozen, per-turn and recent-notes blocks, the
@@ -140,14 +219,14 @@ class Prefix:
         key = (
             self.system_prompt,
             info.get(FROZEN, []),
-            state.get("memory_blocks") or [],
+            info.get(SHOWN, state.get("memory_blocks") or []),
             str(info.get(SUMMARY, "")),
             info.get(POLICY),
         )
         cached = self._cached
         if cached is None or cached[0] != key:
             system_prompt, frozen, per_turn, summary, policy = key
-            blocks = from_dicts(frozen) + from_dicts(per_turn)
+            blocks = from_dicts(frozen) + from_dicts(per_turn or [])
             if policy != RECENT_WINDOW:
                 prefix = assemble(system_prompt, blocks, summary, [])
             else:
@@ -155,4 +234,4 @@ class Prefix:
                 prefix = assemble(system_prompt, blocks, "", [])
                 prefix += [SystemMessage(extra)] if summary else []
             cached = self._cached = (key, prefix)
-        return [*cached[1], *state["messages"]]
+        return [*cached[1], *place(state["messages"], info.get(UPDATES) or [])]
