@@ -241,20 +241,23 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
         return done.value  # type: ignore[no-any-return]
 
 
-def _store_wide(failure: Exception) -> bool:
-    """Whether a failure is the store's as a whole rather than one operation's: unreachable,
-    timed out or locked (an OSError, which connection errors and timeouts are, or a DB-API
-    OperationalError)."""
-    if isinstance(failure, OSError):
+def _waited(failure: Exception) -> bool:
+    """Whether a failure came after waiting out a timeout, so sending each part again would
+    wait again: a timeout, a canceled statement, a lock not granted or a locked database."""
+    if isinstance(failure, TimeoutError):
         return True
-    return any(cls.__name__ == "OperationalError" for cls in type(failure).__mro__)
+    names = {cls.__name__ for cls in type(failure).__mro__}
+    if names & {"QueryCanceled", "LockNotAvailable"}:
+        return True
+    return "OperationalError" in names and "locked" in str(failure)
 
 
 def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     """Run plans side by side, merging their store-operation requests into one batch per
     round (other requests go one at a time); a plan's failure is thrown into that plan only.
-    When a merged batch fails for a reason that is not store-wide, each plan's operations are
-    sent again on their own, so one plan's bad operation fails that plan alone."""
+    When a merged batch fails, each plan's operations are sent again on their own, so one
+    plan's failing operation fails that plan alone (a down store fails each part at once);
+    not after a timeout, which each part would wait out again."""
     results: list[Any] = [None] * len(plans)
     pending: dict[int, Request] = {}
     replies: dict[int, tuple[Any, Exception | None]]
@@ -271,7 +274,7 @@ def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                 outcome: Any = yield merged
             except Exception as exc:
                 replies = {i: (None, exc) for i in batched}
-                if len(batched) > 1 and not _store_wide(exc):
+                if len(batched) > 1 and not _waited(exc):
                     for i, ops in batched.items():
                         try:
                             replies[i] = ((yield ops), None)

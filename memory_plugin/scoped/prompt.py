@@ -9,7 +9,7 @@ from langgraph.store.base import SearchOp
 
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.events import emit
-from memory_plugin.plans import Plan
+from memory_plugin.plans import Plan, gather
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.documents import Document, read_plan, size_warning
 from memory_plugin.scoped.notes import NOTES, PAGE, Note, day_plan, to_note, utc_days
@@ -83,23 +83,29 @@ def recent_notes_plan(scope: Scope, days: int, now: datetime) -> Plan[list[Note]
     return sorted(notes, key=lambda note: note.key)
 
 
-def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[list[PromptBlock]]:
-    """The document block and the recent-notes block. Each fails alone: a block that cannot
-    be loaded is logged and left out (the document block says so), never blocking the turn
-    or the other block."""
-    document = yield from _document_plan(scope, settings)
-    blocks = [document]
-    loaded: int | None = None
+def _notes_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[list[Note] | None]:
+    """The recent notes, None (logged) when they cannot be loaded."""
     try:
-        notes = yield from recent_notes_plan(scope, settings.recent_notes_days, now)
+        return (yield from recent_notes_plan(scope, settings.recent_notes_days, now))
     except Exception:
         logger.warning(
             "recent notes could not be loaded; the turn goes on without them", exc_info=True
         )
-    else:
-        loaded = len(notes)
+        return None
+
+
+def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[list[PromptBlock]]:
+    """The document block and the recent-notes block, read in one batch. Each fails alone: a
+    block that cannot be loaded is logged and left out (the document block says so), never
+    blocking the turn or the other block."""
+    document, notes = yield from gather(
+        [_document_plan(scope, settings), _notes_plan(scope, settings, now)]
+    )
+    blocks = [document]
+    if notes is not None:
         text = notes_block(notes, settings.recent_notes_max_chars)
         blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text))
+    loaded = None if notes is None else len(notes)
     version = document.version or None
     emit("scoped", "loaded", scope.kind, recent_notes=loaded, document_version=version)
     return blocks
