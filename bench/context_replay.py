@@ -218,6 +218,7 @@ FACTS = (
 )
 NOTE_EVERY = 5
 FACT_EVERY = 6
+PASTE_SHARE = 0.15
 
 
 def session_script(seed: int, turns: int) -> list[ScriptTurn]:
@@ -250,6 +251,8 @@ def session_script(seed: int, turns: int) -> list[ScriptTurn]:
                 )
         if n % FACT_EVERY == 2 and (fact := next(facts, None)) is not None:
             question += f" By the way, {fact[1]}."
+        if rng.random() < PASTE_SHARE:  # the user pastes a log or a document
+            question += "\n" + output_text(Call("paste", f"q{n}", rng.randint(2_000, 12_000)))
         answer = output_text(Call("answer", f"a{n}", rng.randint(400, 2_400)))
         out.append(ScriptTurn(question, tuple(steps), f"Turn {n}: {answer}"))
     return out

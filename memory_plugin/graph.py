@@ -1,11 +1,12 @@
 """The prebuilt memory graph: everything wired, for `create_memory_graph(model)`.
 
-    prepare_turn -> agent <-> tools -> manage_context -> agent ... -> finish_turn -> update_profile
+    agent <-> tools
 
-`prepare_turn` loads memory (curated document, recent notes, profile) and manages context
-(journal, masking, compaction); `manage_context` does the latter after each tool step;
-`finish_turn` journals the answer (and starts the rolling summary under the recent-window
-policy); `update_profile` consolidates the user profile after the answer. An input of
+`agent` opens the turn (loads memory: curated document, recent notes, profile; manages the
+context: journal, masking, compaction), asks the model, and, once the answer is final, closes
+the turn (journals the answer, starts the rolling summary under the recent-window policy) and
+starts the profile's consolidation in the background; after each tool step it manages the
+context again before asking the model (see memory_plugin/agent_step.py). An input of
 `{"memory_command": "summarize_now"}` goes to `summarize_now` instead.
 """
 
@@ -23,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 
-from memory_plugin.compat import RunnableCallable
+from memory_plugin.agent_step import AgentStep
 from memory_plugin.context import MemoryContext
 from memory_plugin.identity import Membership
 from memory_plugin.safety.staged import Check
@@ -32,14 +33,7 @@ from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.nodes import SUMMARIZE_NOW
 from memory_plugin.thread.state import MemoryState
 
-PREPARE, AGENT, TOOLS, MANAGE, FINISH, PROFILE = (
-    "prepare_turn",
-    "agent",
-    "tools",
-    "manage_context",
-    "finish_turn",
-    "update_profile",
-)
+AGENT, TOOLS = "agent", "tools"
 
 
 def create_memory_graph(
@@ -80,48 +74,27 @@ def create_memory_graph(
         maintenance_model=maintenance_model,
         screen=screen,
     )
-    manager = services.manager
     all_tools = [*tools, *services.tools]
-    bound = TurnTools(model, list(tools), services)
-
-    def agent(state: MemoryState) -> dict[str, Any]:
-        return {"messages": [bound(state).invoke(manager.model_input(dict(state)))]}
-
-    async def aagent(state: MemoryState) -> dict[str, Any]:
-        return {"messages": [await bound(state).ainvoke(manager.model_input(dict(state)))]}
+    step = AgentStep(services, TurnTools(model, list(tools), services))
 
     def after_agent(state: MemoryState) -> str:
         last = state["messages"][-1]
-        return TOOLS if isinstance(last, AIMessage) and last.tool_calls else FINISH
+        return TOOLS if isinstance(last, AIMessage) and last.tool_calls else END
 
     def route(state: MemoryState) -> str:
-        return SUMMARIZE_NOW if state.get("memory_command") == SUMMARIZE_NOW else PREPARE
+        return SUMMARIZE_NOW if state.get("memory_command") == SUMMARIZE_NOW else AGENT
 
     builder = StateGraph(MemoryState, context_schema=MemoryContext)
-    builder.add_node(PREPARE, services.start)
+    builder.add_node(AGENT, step.node(AGENT))
     builder.add_node(SUMMARIZE_NOW, services.summarize_now)
-    builder.add_node(AGENT, RunnableCallable(agent, aagent, name=AGENT))
-    builder.add_node(FINISH, services.finish)
-    builder.add_conditional_edges(START, route, [PREPARE, SUMMARIZE_NOW])
+    builder.add_conditional_edges(START, route, [AGENT, SUMMARIZE_NOW])
     builder.add_edge(SUMMARIZE_NOW, END)
-    builder.add_edge(PREPARE, AGENT)
-    builder.add_conditional_edges(AGENT, after_agent, [TOOLS, FINISH] if all_tools else [FINISH])
     if all_tools:
         builder.add_node(
             TOOLS, ToolNode(all_tools, wrap_tool_call=services.gate, awrap_tool_call=services.agate)
         )
-        manage = services.manage
-        if manage is not None:
-            builder.add_node(MANAGE, manage)
-            builder.add_edge(TOOLS, MANAGE)
-            builder.add_edge(MANAGE, AGENT)
-        else:
-            builder.add_edge(TOOLS, AGENT)
-    consolidate = services.consolidate
-    if consolidate is not None:
-        builder.add_node(PROFILE, consolidate)
-        builder.add_edge(FINISH, PROFILE)
-        builder.add_edge(PROFILE, END)
+        builder.add_conditional_edges(AGENT, after_agent, [TOOLS, END])
+        builder.add_edge(TOOLS, AGENT)
     else:
-        builder.add_edge(FINISH, END)
+        builder.add_edge(AGENT, END)
     return builder.compile(store=store, checkpointer=checkpointer, name=name)

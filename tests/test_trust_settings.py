@@ -9,7 +9,6 @@ The membership hook reaches every node and tool of the graph.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from memory_plugin import (
     SettingsError,
     create_memory_graph,
 )
+from memory_plugin.background import wait_all
 from memory_plugin.demo import DemoModel
 from memory_plugin.middleware import MemoryMiddleware
 from memory_plugin.profile.memory import ProfileMemory
@@ -484,15 +484,13 @@ async def test_membership_hook_guards_the_tools_async(abackend: Backend) -> None
 
 
 def test_membership_hook_guards_the_turn_and_the_profile(backend: Backend) -> None:
-    graph = graph_for(backend, DemoModel(script=["Hi."]), membership=refusing_in("prepare_turn"))
+    graph = graph_for(backend, DemoModel(script=["Hi."]), membership=refusing_in("agent"))
     with pytest.raises(ScopeError, match="not a member"):
         turn(graph, "Hi, my name is Ann.", "t1", TEAM)
-    graph = graph_for(backend, DemoModel(script=["Hi."]), membership=refusing_in("update_profile"))
-    with contextlib.suppress(ScopeError):
-        turn(graph, "Hi, my name is Ann.", "t2", TEAM)
     assert ProfileMemory(backend.store).read(TEAM) is None
     admitted = graph_for(backend, DemoModel(script=["Hi."]), membership=lambda u, w: True)
     turn(admitted, "Hi, my name is Ann.", "t3", TEAM)
+    assert wait_all()
     assert ProfileMemory(backend.store).read(TEAM) is not None
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -11,7 +13,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
 from memory_plugin.backends.url import Kind
+from memory_plugin.background import await_every, wait_all
 from memory_plugin.errors import BackendError
+
+DRAIN_SECONDS = 10.0
 
 
 @dataclass
@@ -38,13 +43,18 @@ class Backend:
     _stack: ExitStack[bool | None] | AsyncExitStack[bool | None] = field(repr=False)
 
     def close(self) -> None:
-        """Release connections opened by `connect`."""
+        """Release connections opened by `connect`, once background memory work (a profile
+        update still running after its turn) has finished, at most DRAIN_SECONDS."""
         if isinstance(self._stack, AsyncExitStack):
             raise BackendError("this backend came from aconnect: use `await aclose()`")
+        wait_all(timeout=DRAIN_SECONDS)
         self._stack.close()
 
     async def aclose(self) -> None:
-        """Release connections, whichever of connect or aconnect opened them."""
+        """Release connections, whichever of connect or aconnect opened them, once background
+        memory work has finished (at most DRAIN_SECONDS)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(await_every(), DRAIN_SECONDS)
         if isinstance(self._stack, AsyncExitStack):
             await self._stack.aclose()
         else:

@@ -37,9 +37,9 @@ from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.nouser import MEMORY_OFF, announce
 from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings, SettingsCache
-from memory_plugin.thread.compaction import CompactionStep
+from memory_plugin.thread.compaction import DIVIDERS, CompactionStep
 from memory_plugin.thread.flush import flush_hook
-from memory_plugin.thread.journaling import JournalStep
+from memory_plugin.thread.journaling import SEQ, JournalStep
 from memory_plugin.thread.masking import MaskingStep
 from memory_plugin.thread.prefix import POLICY, Prefix
 from memory_plugin.thread.turn import RECENT_WINDOW, Turn, TurnSettings, thread_id_of, window
@@ -94,13 +94,13 @@ class ContextManager:
             system_prompt, sources, frozen_sources, self.turns, self.rolling, self.counter
         )
         node = functools.partial(plan_node, membership=membership)
-        self.load_memory = node(self._load_memory)
-        self.journal = node(self._journal)
+        self.load_memory = node(self.load_memory_plan)
+        self.journal = node(self.journal_plan)
         self.mask_tool_outputs = node(self._mask)
         self.summarize = node(self._summarize)
-        self.prepare_context = node(self._prepare_context)
-        self.start_turn = node(self._start_turn)
-        self.finish_turn = node(self._finish_turn)
+        self.prepare_context = node(self.prepare_context_plan)
+        self.start_turn = node(self.start_turn_plan)
+        self.finish_turn = node(self.finish_turn_plan)
         self.summarize_now = node(self._summarize_now)
         self.rolling_summary = node(self._rolling_summary)
 
@@ -151,13 +151,16 @@ class ContextManager:
         if turn.settings.thread_policy == RECENT_WINDOW:
             yield from trim_plan(turn)
 
-    def _load_memory(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+    def load_memory_plan(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
         """The prefix's blocks, and whether memory is off for this run (said once, here)."""
         loaded = yield from self.prefix.load_plan(state, config, ctx)
         loaded["memory_context"][MEMORY_OFF] = announce(ctx)
         return loaded
 
-    def _journal(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+    def journal_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        """Journal what is new (under the recent-window policy, keep only the window)."""
         turn = yield from self.turns.turn_plan(state, config, ctx)
         yield from self._journal_step(turn)
         return turn.updates()
@@ -170,34 +173,55 @@ class ContextManager:
     def _summarize(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         turn = yield from self.turns.turn_plan(state, config, ctx)
         if turn.settings.thread_policy != RECENT_WINDOW:
-            yield from self.compaction.step(turn, "auto")
+            yield from self._compaction_step(turn, "auto")
         return turn.updates()
 
-    def _prepare_context(
+    def prepare_context_plan(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
-        """journal, mask_tool_outputs and summarize in one node (nothing when a stored layer
-        switches context management off)."""
+        """mask_tool_outputs and summarize in one node, each journaling what it is about to
+        take out of the thread first (nothing when a stored layer switches context management
+        off); what is new is journaled at the end of the turn by finish_turn, so a turn writes
+        the journal once. A thread's first turn journals first: a journal left by a deleted
+        thread of the same id is moved aside before any tool can read it."""
         turn = yield from self.turns.turn_plan(state, config, ctx)
         if not turn.settings.context_management:
             return turn.updates()
-        yield from self._journal_step(turn)
+        if turn.settings.thread_policy == RECENT_WINDOW or not turn.info.get(SEQ):
+            yield from self._journal_step(turn)
         yield from self.masking.step(turn)
         if turn.settings.thread_policy != RECENT_WINDOW:
-            yield from self.compaction.step(turn, "auto")
+            yield from self._compaction_step(turn, "auto")
         return turn.updates()
 
-    def _start_turn(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+    def _compaction_step(self, turn: Turn, kind: str) -> Plan[None]:
+        """Compact when due (`auto`) or asked (`manual`); a compaction takes the session's
+        snapshot of memory again."""
+        dividers = len(turn.info.get(DIVIDERS) or [])
+        if kind == "manual":
+            yield from self.compaction.on_request(turn)
+        else:
+            yield from self.compaction.step(turn, "auto")
+        if len(turn.info.get(DIVIDERS) or []) != dividers:
+            yield from self.prefix.resnapshot_plan(turn)
+
+    def start_turn_plan(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
         """load_memory, then prepare_context, in one node."""
-        loaded = yield from self._load_memory(state, config, ctx)
+        loaded = yield from self.load_memory_plan(state, config, ctx)
         info = {**(state.get("memory_context") or {}), **loaded["memory_context"]}
-        prepared = yield from self._prepare_context({**state, "memory_context": info}, config, ctx)
+        prepared = yield from self.prepare_context_plan(
+            {**state, "memory_context": info}, config, ctx
+        )
         context = {**loaded["memory_context"], **prepared.get("memory_context", {})}
         return {**loaded, **prepared, "memory_context": context}
 
-    def _finish_turn(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+    def finish_turn_plan(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
         """journal (the final reply), then rolling_summary, in one node."""
-        journaled = yield from self._journal(state, config, ctx)
+        journaled = yield from self.journal_plan(state, config, ctx)
         info = {**(state.get("memory_context") or {}), **journaled.get("memory_context", {})}
         yield from self._rolling_summary({**state, "memory_context": info}, config, ctx)
         return journaled
@@ -206,7 +230,7 @@ class ContextManager:
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
         turn = yield from self.turns.fresh_turn_plan(state, config, ctx)
-        yield from self.compaction.on_request(turn)
+        yield from self._compaction_step(turn, "manual")
         return {**turn.updates(), "memory_command": None}
 
     def _rolling_summary(
