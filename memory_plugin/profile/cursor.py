@@ -53,6 +53,11 @@ def cursors_namespace(profile_namespace: tuple[str, ...]) -> tuple[str, ...]:
 def read_plan(profile_namespace: tuple[str, ...], thread_id: str) -> Plan[Cursor | None]:
     """The thread's cursor, None before its first consolidation."""
     (item,) = yield [GetOp(cursors_namespace(profile_namespace), thread_id)]
+    return from_item(item)
+
+
+def from_item(item: Any) -> Cursor | None:
+    """The cursor a stored item holds, None for no item."""
     if item is None:
         return None
     value = item.value

@@ -85,6 +85,9 @@ INSTRUCTION = (
 )
 Status = Literal["updated", "noop", "discarded", "disabled", "conflict", "skipped"]
 ThreadCursor = tuple[str, int]
+Seen = tuple[Profile | None, int | None, "cursors.Cursor | None"]
+"""A profile, its version and a thread's cursor, as read together."""
+_UNREAD = object()
 """A thread id and the journal seq its cursor moves to with a consolidation."""
 
 
@@ -271,6 +274,7 @@ class ProfileMemory:
         settings: MemorySettings | None = None,
         provenance: Provenance | None = None,
         cursor: ThreadCursor | None = None,
+        seen: Seen | None = None,
     ) -> Plan[Consolidation]:
         """Ask the model for NOOP or a rewritten profile after one exchange, check the rewrite,
         and save it with compare-and-swap, with its change-log record (`provenance`, by default
@@ -280,7 +284,8 @@ class ProfileMemory:
         With `cursor` (a thread id and the journal seq after the exchange) the thread's cursor
         moves there in the profile write's transaction, and the exchange is "skipped" when the
         cursor, read after the profile, is already there (another worker consolidated it);
-        after a NOOP or a discarded reply the caller moves the cursor itself."""
+        after a NOOP or a discarded reply the caller moves the cursor itself. `seen` is the
+        profile, its version and the cursor when the caller has just read them."""
         provenance = provenance or current(job="profile", actor=ctx.user_id)
         if settings is None:
             settings = yield from self._settings_plan(ctx)
@@ -289,8 +294,9 @@ class ProfileMemory:
         model = self._model_for(settings)
         timeout = settings.profile_timeout_seconds
         namespace = profile_scope(ctx).namespace
-        stored, version = yield from self._read_plan(ctx)
-        read = yield from self._cursor_plan(namespace, cursor)
+        if seen is None:
+            seen = yield from self._profile_and_cursor_plan(ctx, cursor and cursor[0])
+        stored, version, read = seen
         if cursor is not None and read is not None and read.seq >= cursor[1]:
             return Consolidation("skipped", stored, reason="already consolidated")
         base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
@@ -328,8 +334,9 @@ class ProfileMemory:
             if saved is not None:
                 return Consolidation("updated", new, tuple(changes(stored, new)))
             logger.info("profile of %s changed meanwhile; applying this turn again", ctx.user_id)
-            stored, version = yield from self._read_plan(ctx)
-            read = yield from self._cursor_plan(namespace, cursor)
+            stored, version, read = yield from self._profile_and_cursor_plan(
+                ctx, cursor and cursor[0]
+            )
             if cursor is not None and read is not None and read.seq >= cursor[1]:
                 return Consolidation("skipped", stored, reason="already consolidated")
             base = stored or Profile(ctx.user_id, SCHEMA_VERSION).with_sections({})
@@ -337,6 +344,20 @@ class ProfileMemory:
             if rewrite.same_content(base):
                 return Consolidation("noop", stored)
         return Consolidation("conflict", None, reason="the profile kept changing meanwhile")
+
+    def _profile_and_cursor_plan(self, ctx: MemoryContext, thread_id: str | None) -> Plan[Seen]:
+        """The profile, its version and the thread's cursor, in one batch (the cursor after
+        the profile: a profile write moves both at once, so the cursor is never older)."""
+        assert ctx.user_id is not None
+        namespace = profile_scope(ctx).namespace
+        if thread_id is None:
+            stored, version = yield from self._read_plan(ctx)
+            return stored, version, None
+        profile, cursor = yield [
+            GetOp(namespace, KEY),
+            GetOp(cursors.cursors_namespace(namespace), thread_id),
+        ]
+        return (*_stored(profile, ctx.user_id), cursors.from_item(cursor))
 
     @staticmethod
     def _cursor_plan(
@@ -464,11 +485,13 @@ class ProfileMemory:
         """Consolidate the thread's exchanges from its cursor to the state's journal_seq."""
         namespace = profile_scope(ctx).namespace
         end = int(info[SEQ])
-        read = yield from cursors.read_plan(namespace, thread_id)
+        seen: Seen | None = yield from self._profile_and_cursor_plan(ctx, thread_id)
+        assert seen is not None
+        read = seen[2]
         done = read.seq if read is not None else 0
         if not enablement(settings)[0]:
             if read is None or done < end:  # these exchanges stay out once it is back on
-                yield from self._move_plan(namespace, thread_id, end)
+                yield from self._move_plan(namespace, thread_id, end, read)
             _quiet_emit("disabled", operations=[])
             return
         if done >= end:
@@ -488,6 +511,7 @@ class ProfileMemory:
                     settings,
                     provenance,
                     (thread_id, exchange.end),
+                    seen,
                 )
             except Exception as exc:
                 logger.warning(
@@ -498,21 +522,31 @@ class ProfileMemory:
                     return
                 continue
             self._report(result)
+            known, seen = (seen[2] if seen is not None else _UNREAD), None
             if result.status == "conflict":
                 if not (yield from self._failed_plan(namespace, thread_id, exchange)):
                     return
             elif result.status in ("noop", "discarded"):
-                yield from self._move_plan(namespace, thread_id, exchange.end)
+                yield from self._move_plan(namespace, thread_id, exchange.end, known)
             elif result.status == "disabled":
                 return
         if not todo or todo[-1].end < end:  # what is left has no exchange to consolidate
-            yield from self._move_plan(namespace, thread_id, end)
+            yield from self._move_plan(namespace, thread_id, end, _UNREAD)
 
     @staticmethod
-    def _move_plan(namespace: tuple[str, ...], thread_id: str, seq: int) -> Plan[None]:
-        """Move the thread's cursor alone to `seq`, unless it is there already."""
+    def _move_plan(
+        namespace: tuple[str, ...],
+        thread_id: str,
+        seq: int,
+        known: cursors.Cursor | object | None = _UNREAD,
+    ) -> Plan[None]:
+        """Move the thread's cursor alone to `seq`, unless it is there already (`known`: the
+        cursor as just read, tried first without reading it again)."""
         for _ in range(MAX_ATTEMPTS):
-            read = yield from cursors.read_plan(namespace, thread_id)
+            if isinstance(known, cursors.Cursor) or known is None:
+                read, known = known, _UNREAD
+            else:
+                read = yield from cursors.read_plan(namespace, thread_id)
             if read is not None and read.seq >= seq:
                 return
             if (yield from cursors.move_plan(namespace, thread_id, read, seq)):
