@@ -59,6 +59,13 @@ def test_session_measures_the_bytes_sent_and_stores_the_memory_it_scripts(
     assert f"compactions (summarization calls): {figures['summaries']}," in out
     assert compacted and not any(r["byte_prefix"] for r in compacted)
 
+    # memory writes never rewrite the front of the request: the system message changes only
+    # on the call that compacts; what memory learned reaches the model after the history
+    system_breaks = [r for r in later if r["broken_by"].startswith("system message")]
+    assert {r["call"] for r in system_breaks} <= {r["call"] for r in compacted}
+    noted = [r for r in later if r["turn"] in (5, 10)][0]
+    assert noted["byte_prefix"] or noted["summaries_since_last_call"]
+
     # the notes the model saved with `remember` and the facts of the profile are stored
     context = MemoryContext(user_id="replay")
     with connect(url) as backend:

@@ -8,6 +8,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
+from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext, create_memory_graph
 from memory_plugin.background import wait_all
@@ -230,3 +231,35 @@ def test_events_match_the_documented_schema(backend: Backend) -> None:
         if mode == "custom"
     ]
     assert chunks and all(MemoryEvent.model_validate(c).model_dump() == c for c in chunks)
+
+
+class RecordingDemo(DemoModel):
+    """The demo model, recording what the agent was sent (memory's own calls left out)."""
+
+    sent: list[list[Any]] = Field(default_factory=list)
+
+    def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+        if messages and str(messages[0].content).startswith("Answer briefly."):
+            self.sent.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+async def test_a_note_reaches_the_next_turn_after_the_history(abackend: Backend) -> None:
+    model = RecordingDemo(
+        script=[call("remember", 1, text="The offsite is in Porto"), "Noted.", "Porto."]
+    )
+    graph = create_memory_graph(
+        model,
+        store=abackend.store,
+        checkpointer=abackend.checkpointer,
+        system_prompt="Answer briefly.",
+    )
+    config = {"configurable": {"thread_id": "t1"}}
+    for text in ("Remember the offsite is in Porto.", "Where is the offsite?"):
+        await graph.ainvoke({"messages": [HumanMessage(text)]}, config, context=ANN)
+    before, after = model.sent[-2], model.sent[-1]
+    assert after[0].content == before[0].content and "Porto" not in str(after[0].content)
+    assert [m.content for m in after[: len(before)]] == [m.content for m in before]
+    told = [m for m in after[len(before) :] if "Porto" in str(m.content)]
+    assert len(told) == 1 and "<memory_update>" in str(told[0].content)
+    assert after[-1].content == "Where is the offsite?"
