@@ -268,6 +268,7 @@ FLUSHING = "Planning the offsite.\nentry: coffee | Ann drinks oat-milk flat whit
 
 
 def flush_graph(backend: Backend, settings: MemorySettings) -> tuple[Any, Any]:
+    from memory_plugin.background import wait_all
     from memory_plugin.thread.nodes import summarize_now
     from tests.fakes import CompactionModel
 
@@ -286,6 +287,7 @@ def flush_graph(backend: Backend, settings: MemorySettings) -> tuple[Any, Any]:
     for _ in range(3):
         turn(graph, "f")
     summarize_now(graph, {"configurable": {"thread_id": "f"}}, context=ANN)
+    assert wait_all()  # the flush runs beside the summary, in the background
     return upkeep, AgentMemory(backend.store, defaults=ON).entries(ANN)
 
 

@@ -14,9 +14,10 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext, create_memory_graph
+from memory_plugin.background import await_every, wait_all
 from memory_plugin.errors import SettingsError
 from memory_plugin.middleware import MemoryMiddleware
-from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
+from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.profile.prompts import CONSOLIDATE_SYSTEM
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation import consolidate
@@ -29,7 +30,7 @@ WINDOW = 4_000
 FILLER = " ".join(f"detail{n}" for n in range(700))
 MESSAGES = [f"I moved to Lisbon. {FILLER}", *(f"Turn {n} notes: {FILLER}" for n in range(1, 5))]
 REPLIES = [f"Answer {n}." for n in range(len(MESSAGES))]
-EXPECTED = {("context", "compacted"), ("scoped", "flushed")}  # the profile: in the background
+EXPECTED = {("context", "compacted")}  # the flush and the profile: in the background
 
 
 class AgentModel(GenericFakeChatModel):
@@ -97,7 +98,7 @@ def turn(graph: Any, text: str, thread: str) -> tuple[str, set[tuple[str, str]]]
             events.add((chunk["kind"], chunk["action"]))
         else:
             answer = str(chunk["messages"][-1].content)
-    assert wait_for_profiles()
+    assert wait_all()
     return answer, events
 
 
@@ -114,17 +115,21 @@ async def aturn(graph: Any, text: str, thread: str) -> tuple[str, set[tuple[str,
             events.add((chunk["kind"], chunk["action"]))
         else:
             answer = str(chunk["messages"][-1].content)
-    await await_profiles()
+    await await_every()
     return answer, events
 
 
-def assert_in_step(agent: AgentModel, answers: list[str], events: set[Any], profile: Any) -> None:
+def assert_in_step(
+    agent: AgentModel, answers: list[str], events: set[Any], profile: Any, notes: list[Any]
+) -> None:
     """Every turn got its own scripted reply, the agent's model was asked once per turn and
-    only as the agent, and memory work happened meanwhile (through another model)."""
+    only as the agent, and memory work happened meanwhile (through another model): the
+    compaction, its flush note and the profile."""
     assert answers == REPLIES
     assert len(agent.inputs) == len(REPLIES)
     assert events >= EXPECTED, events
     assert profile is not None and "Lives in Lisbon." in profile.bullets("Identity")
+    assert notes and all("Lisbon offsite" in note.body for note in notes)
 
 
 def test_the_agent_stays_in_step_while_memory_works(backend: Backend) -> None:
@@ -140,7 +145,13 @@ def test_the_agent_stays_in_step_while_memory_works(backend: Backend) -> None:
         answer, seen = turn(graph, text, "in-step")
         answers.append(answer)
         events |= seen
-    assert_in_step(agent, answers, events, ProfileMemory(backend.store).read(ANN))
+    assert_in_step(
+        agent,
+        answers,
+        events,
+        ProfileMemory(backend.store).read(ANN),
+        ScopedMemory(backend.store).list_notes(ANN),
+    )
     assert maintenance.kinds() == {"profile", "summary", "flush"}
 
 
@@ -157,7 +168,13 @@ async def test_the_agent_stays_in_step_under_ainvoke(abackend: Backend) -> None:
         answer, seen = await aturn(graph, text, "in-step-async")
         answers.append(answer)
         events |= seen
-    assert_in_step(agent, answers, events, await ProfileMemory(abackend.store).aread(ANN))
+    assert_in_step(
+        agent,
+        answers,
+        events,
+        await ProfileMemory(abackend.store).aread(ANN),
+        await ScopedMemory(abackend.store).alist_notes(ANN),
+    )
     assert maintenance.kinds() == {"profile", "summary", "flush"}
 
 
@@ -172,7 +189,13 @@ def test_the_setting_names_the_maintenance_model(backend: Backend) -> None:
         answer, seen = turn(graph, text, "by-setting")
         answers.append(answer)
         events |= seen
-    assert_in_step(agent, answers, events, ProfileMemory(backend.store).read(ANN))
+    assert_in_step(
+        agent,
+        answers,
+        events,
+        ProfileMemory(backend.store).read(ANN),
+        ScopedMemory(backend.store).list_notes(ANN),
+    )
 
 
 async def test_the_environment_names_the_maintenance_model(
@@ -186,7 +209,13 @@ async def test_the_environment_names_the_maintenance_model(
         answer, seen = await aturn(graph, text, "by-env")
         answers.append(answer)
         events |= seen
-    assert_in_step(agent, answers, events, await ProfileMemory(abackend.store).aread(ANN))
+    assert_in_step(
+        agent,
+        answers,
+        events,
+        await ProfileMemory(abackend.store).aread(ANN),
+        await ScopedMemory(abackend.store).alist_notes(ANN),
+    )
 
 
 def test_a_maintenance_model_that_cannot_be_loaded_is_refused_when_built(
@@ -221,7 +250,13 @@ def test_the_middleware_takes_a_maintenance_model(backend: Backend) -> None:
         answer, seen = turn(graph, text, "middleware")
         answers.append(answer)
         events |= seen
-    assert_in_step(agent, answers, events, ProfileMemory(backend.store).read(ANN))
+    assert_in_step(
+        agent,
+        answers,
+        events,
+        ProfileMemory(backend.store).read(ANN),
+        ScopedMemory(backend.store).list_notes(ANN),
+    )
 
 
 async def test_the_middleware_takes_a_maintenance_model_under_ainvoke(abackend: Backend) -> None:
@@ -232,7 +267,13 @@ async def test_the_middleware_takes_a_maintenance_model_under_ainvoke(abackend: 
         answer, seen = await aturn(graph, text, "middleware-async")
         answers.append(answer)
         events |= seen
-    assert_in_step(agent, answers, events, await ProfileMemory(abackend.store).aread(ANN))
+    assert_in_step(
+        agent,
+        answers,
+        events,
+        await ProfileMemory(abackend.store).aread(ANN),
+        await ScopedMemory(abackend.store).alist_notes(ANN),
+    )
 
 
 def test_nightly_consolidation_uses_the_model_the_setting_names(

@@ -219,7 +219,7 @@ def test_flush_skips_a_scope_with_scoped_memory_off(backend: Backend) -> None:
     LayeredSettings(backend.store).update("user", ANN, set={"scoped_memory": False})
     events = long_thread(backend)
     assert ("context", "compacted") in events and ("scoped", "flushed") not in events
-    assert ScopedMemory(backend.store).list_notes(ANN) == []
+    assert wait_all() and ScopedMemory(backend.store).list_notes(ANN) == []
 
 
 def test_stored_platform_record_switches_context_management_off(backend: Backend) -> None:
@@ -273,7 +273,7 @@ def test_env_flush_off_holds_against_a_user_layer_in_the_graph(
     monkeypatch.setenv("MEMORY_FLUSH", "off")
     events = long_thread(backend)
     assert ("context", "compacted") in events and ("scoped", "flushed") not in events
-    assert ScopedMemory(backend.store).list_notes(ANN) == []
+    assert wait_all() and ScopedMemory(backend.store).list_notes(ANN) == []
 
 
 def test_env_switch_takes_a_kind_out_of_the_graph(

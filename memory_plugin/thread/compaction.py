@@ -8,7 +8,8 @@ a failed compaction: the conversation stays as it was. Summarize now keeps the l
 complete turn (or the keep share, whichever is smaller) and compacts everything before it.
 
 `CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
-event whose flush note is written: one note per event, however often it is retried),
+event whose flush note was started, in the background beside the summary: one note per
+event, however often it is retried),
 `compaction_failed_in` (the user message whose turn saw an automatic compaction fail: it is
 retried on the next turn, not after every tool step, so a hung model costs a turn one
 timeout) and `last_compaction` (the outcome of the last Summarize now).
@@ -31,7 +32,7 @@ from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.replies import checked_rewrite
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.flush import FlushHook, flush_hook
+from memory_plugin.thread.flush import FlushStart, flush_hook, in_background
 from memory_plugin.thread.masking import SCAN_FROM
 from memory_plugin.thread.pairs import preserved_before, safe_cut
 from memory_plugin.thread.prompts import summary_messages
@@ -136,7 +137,7 @@ def compaction_plan(
     counter: TokenCounter,
     kind: Kind,
     now: datetime,
-    flush: FlushHook | None,
+    flush: FlushStart | None,
 ) -> Plan[Compaction]:
     """Compact when due (always for `manual`); see the module docstring."""
     summary = str(info.get(SUMMARY, ""))
@@ -153,8 +154,8 @@ def compaction_plan(
     old = [messages[i] for i in summarize]
     flushed: dict[str, Any] = {}
     if flush is not None and info.get(FLUSH_EVENT) != old[0].id:
-        note = yield from flush(old)
-        flushed = {FLUSH_EVENT: old[0].id} if note is not None else {}
+        flush(old)
+        flushed = {FLUSH_EVENT: old[0].id}
     try:
         reply = yield ModelCall(
             model, summary_messages(summary, old), timeout=settings.summary_timeout_seconds
@@ -232,7 +233,10 @@ class CompactionStep:
                 counter=self.counter,
                 kind=kind,
                 now=now,
-                flush=flush_hook(summary_model, get_store(), turn.ctx, turn.settings, now),
+                flush=in_background(
+                    flush_hook(summary_model, get_store(), turn.ctx, turn.settings, now),
+                    get_store(),
+                ),
             )
         else:
             reason = "the journal could not be written; the conversation is unchanged"

@@ -1,6 +1,8 @@
 """The pre-compaction flush: one short note capturing the conversation before it is
 summarized, and, when the Memory capability (`agent_memory`) is on for an agent, the agent
-entries the same reply adds. Best effort: bounded by a timeout, and any failure only logs."""
+entries the same reply adds. Best effort: bounded by a timeout, and any failure only logs.
+A compaction starts it in the background (`in_background`) with the messages it summarizes,
+so the turn waits for the summary alone, as summarization proceeds beside the flush."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.store.base import BaseStore
 
 from memory_plugin.agent.flush import ENTRY_INSTRUCTION, flush_entries_plan, split_entries
+from memory_plugin.background import Background
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
@@ -27,6 +30,8 @@ from memory_plugin.thread.prompts import flush_messages
 
 logger = logging.getLogger(__name__)
 FlushHook = Callable[[Sequence[BaseMessage]], Plan[Note | None]]
+FlushStart = Callable[[Sequence[BaseMessage]], None]
+_flushes = Background("flush")
 
 
 def trim_at_word(text: str, limit: int) -> str:
@@ -104,3 +109,15 @@ def flush_hook(
         return (yield from plan)
 
     return flush
+
+
+def in_background(hook: FlushHook | None, store: BaseStore) -> FlushStart | None:
+    """The flush started as a background job against `store` (returns at once), None
+    without a flush."""
+    if hook is None:
+        return None
+
+    def start(old: Sequence[BaseMessage]) -> None:
+        _flushes.start(("flush", id(old)), store, hook(list(old)))
+
+    return start
