@@ -47,6 +47,7 @@ from memory_plugin.offline_text import (
 )
 from memory_plugin.offline_upkeep import said, upkeep_answer
 from memory_plugin.text import tokens
+from memory_plugin.thread.updates import TAG as UPDATE_TAG
 
 WINDOW = 8_000
 LONG_TEXT = 1_500
@@ -67,6 +68,13 @@ _PROFILE_SKIP = frozenset({"Recent Topics"})
 
 def _text(message: BaseMessage) -> str:
     return message.text if isinstance(message.text, str) else str(message.content)
+
+
+def _told(text: str) -> tuple[str, str]:
+    """A user message split into what memory told in front of it (thread/updates.py) and
+    the user's own words."""
+    told, mark, said = text.partition(f"</{UPDATE_TAG}>\n\n")
+    return (told, said) if mark else ("", text)
 
 
 def _tool_names(tools: Sequence[dict[str, Any]]) -> list[str]:
@@ -143,7 +151,10 @@ class _Turn:
             (i for i, m in enumerate(self.messages) if isinstance(m, HumanMessage)), default=-1
         )
         start = 1 if self.system else 0
-        self.user = _text(self.messages[human]) if human >= 0 else _last_said(self.system)
+        told = [_told(_text(m)) for m in self.messages if isinstance(m, HumanMessage)]
+        self.system = "\n".join([self.system, *(memory for memory, _ in told if memory)])
+        said = told[-1][1] if told else ""
+        self.user = said if human >= 0 else _last_said(self.system)
         self.before = self.messages[start : max(human, start)]
         after = self.messages[human + 1 :] if human >= 0 else self.messages[start:]
         self.called = {c["name"] for m in after if isinstance(m, AIMessage) for c in m.tool_calls}

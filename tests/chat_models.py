@@ -33,7 +33,8 @@ def provider_error(kind: str) -> BaseException:
 
 
 class FlakyModel(DemoModel):
-    """Echoes each message with how many of the user's messages it was shown. "fail with
+    """Echoes each message (the user's words, after what memory told it) with how many of
+    the user's messages it was shown. "fail with
     <kind>" raises that provider error; "note then fail" stores a note with the remember
     tool, then fails on the tool's result. Memory's own prompts get the demo model's
     rule-based answers."""
@@ -45,6 +46,7 @@ class FlakyModel(DemoModel):
         if isinstance(last, ToolMessage):
             raise provider_error("connection")
         text = last.text if isinstance(last, HumanMessage) else ""
+        text = text.rpartition("</memory_update>\n\n")[2]  # what memory told it, then the user
         if text.startswith("fail with "):
             raise provider_error(text.removeprefix("fail with "))
         if text == "note then fail":

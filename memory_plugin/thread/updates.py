@@ -3,9 +3,10 @@
 The system message shows every memory block as a snapshot taken when the session started
 (`shown_blocks` in memory_context), so a note or a profile change made mid-session never
 rewrites the front of the request and the provider's prefix cache keeps hitting. What is new
-since the snapshot reaches the model as one short message placed just before the turn's
-input, where it stays for the rest of the session (`session_updates`): the request before it
-is still a byte prefix of every later one.
+since the snapshot reaches the model in one short `<memory_update>` in front of the turn's
+input (in the user message the model is sent, never in the stored thread), where it stays for
+the rest of the session (`session_updates`): the request before it is still a byte prefix of
+every later one.
 
 A block with a version (the curated document) is told again whole when its version changes;
 any other block tells only its lines that were neither shown nor told before.
@@ -77,38 +78,43 @@ def render(lines: Mapping[str, Sequence[str]]) -> str:
 
 
 def anchor(messages: Sequence[BaseMessage]) -> str | None:
-    """The id of the message the update goes in front of: the turn's latest user message,
-    else nothing (it then goes after the last message)."""
+    """The id of the message the update is told in: the turn's latest user message, else
+    nothing (it then goes after the last message)."""
     for message in reversed(messages):
-        if isinstance(message, HumanMessage) and not _is_update(message):
+        if isinstance(message, HumanMessage):
             return message.id
         if message.type == "ai":
             break
     return None
 
 
-def _is_update(message: BaseMessage) -> bool:
-    return bool(message.id) and str(message.id).startswith(f"{TAG}-")
+def _told_with(message: BaseMessage, texts: list[str]) -> BaseMessage:
+    """The turn's input with what memory learned in front of its own words."""
+    told = "\n\n".join(texts)
+    content = message.content
+    if isinstance(content, str):
+        return message.model_copy(update={"content": f"{told}\n\n{content}"})
+    return message.model_copy(update={"content": [{"type": "text", "text": told}, *content]})
 
 
 def place(
     messages: Sequence[BaseMessage], updates: Sequence[Mapping[str, Any]]
 ) -> list[BaseMessage]:
-    """The thread's messages with each update in front of its anchor (after the message it
-    followed, when its anchor has no id)."""
+    """The thread's messages with each update told in its anchor, the turn's input (in a
+    message of its own after the message it followed, when the turn had no user message)."""
     if not updates:
         return list(messages)
-    before: dict[str, list[BaseMessage]] = {}
+    before: dict[str, list[str]] = {}
     after: dict[str, list[BaseMessage]] = {}
     for n, update in enumerate(updates):
-        message: BaseMessage = HumanMessage(update["text"], id=f"{TAG}-{n}")
         if update.get("before"):
-            before.setdefault(update["before"], []).append(message)
+            before.setdefault(update["before"], []).append(update["text"])
         elif update.get("after"):
+            message: BaseMessage = HumanMessage(update["text"], id=f"{TAG}-{n}")
             after.setdefault(update["after"], []).append(message)
     placed: list[BaseMessage] = []
     for message in messages:
-        placed.extend(before.get(message.id or "", ()))
-        placed.append(message)
+        texts = before.get(message.id or "")
+        placed.append(_told_with(message, texts) if texts else message)
         placed.extend(after.get(message.id or "", ()))
     return placed
