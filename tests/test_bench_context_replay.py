@@ -63,7 +63,7 @@ def test_session_measures_the_bytes_sent_and_stores_the_memory_it_scripts(
     # on the call that compacts; what memory learned reaches the model after the history
     system_breaks = [r for r in later if r["broken_by"].startswith("system message")]
     assert {r["call"] for r in system_breaks} <= {r["call"] for r in compacted}
-    noted = [r for r in later if r["turn"] in (5, 10)][0]
+    noted = next(r for r in later if r["turn"] in (5, 10))
     assert noted["byte_prefix"] or noted["summaries_since_last_call"]
 
     # the notes the model saved with `remember` and the facts of the profile are stored
