@@ -107,3 +107,11 @@ def test_screen_reports_each_stage_in_sample_and_held_out() -> None:
     (samples,) = table_rows(out, "provider samples")
     assert samples[2].startswith("100.0%")
     assert "| rules |" in out and "| classifier: scoring |" in out
+
+
+def test_profile_background_times_both_and_builds_the_profile() -> None:
+    out = bench("profile_background.py", "--turns", "3", "--delay", "0.02")
+    assert "turns: 3, model delay: 20 ms a call, SQLite" in out
+    assert re.search(r"ratio on/off \(mean turn\): \d+\.\d{3}", out)
+    saved = re.search(r"profile after the run: (\d+) consolidation\(s\) saved", out)
+    assert saved is not None and int(saved.group(1)) >= 1
