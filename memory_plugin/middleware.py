@@ -4,15 +4,15 @@
                          checkpointer=checkpointer, context_schema=MemoryContext)
 
 Invoke it as the prebuilt graph: a `thread_id` in `config["configurable"]`, the ids in
-`context=`. The hooks run the very nodes `create_memory_graph` wires in:
+`context=`. The hooks run the very steps `create_memory_graph` runs in its agent step:
 
-    before_agent   prepare_turn (load memory; journal, mask, compact)  | summarize_now
-    before_model   manage_context, after a tool step
+    before_agent   open the turn (load memory; mask, compact)  | summarize_now
+    before_model   manage the context (mask, compact), after a tool step
     wrap_model_call  the protected prefix (system prompt, memory blocks, summary) in front, and
                    only the memory tools of the kinds that are on for this turn's scope
     wrap_tool_call   a call to a memory tool whose kind is off is refused
-    after_agent    finish_turn (journal the answer, rolling summary), then update_profile
-                   (which starts the profile's consolidation in the background)
+    after_agent    close the turn (journal it, rolling summary), then start the profile's
+                   consolidation in the background
 
 create_agent stores `messages` with plain add_messages; pass it `state_schema=MemoryState` to
 keep the prebuilt graph's delta-stored transcript. Installed with the `langchain` extra.
@@ -194,7 +194,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         return await self.services.agate(request, handler)
 
     def _profile_state(self, state: Update, update: Update) -> Update:
-        """The state update_profile sees: finish_turn's memory_context applied."""
+        """The state the profile's consolidation starts from: the closing's memory_context
+        applied."""
         info = merge_info(state.get("memory_context"), update.get("memory_context"))
         return {**state, "memory_context": info}
 

@@ -100,7 +100,7 @@ class MemoryServices:
         return current_context(self.membership)
 
     def turn_settings(self, state: Any) -> MemorySettings:
-        """The settings this turn's prepare_turn resolved (kept in memory_context), else the
+        """The settings this turn's opening resolved (kept in memory_context), else the
         graph's base settings."""
         info = state.get("memory_context") if isinstance(state, Mapping) else None
         values = (info or {}).get("settings")
