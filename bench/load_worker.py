@@ -64,6 +64,19 @@ def lookup(query: str) -> str:
     return "\n".join(f"{query}: row {i} " + "lorem ipsum dolor " * 6 for i in range(OUTPUT_LINES))
 
 
+UPDATE_END = "</memory_update>\n\n"
+
+
+def newest_document(system: str, messages: Sequence[BaseMessage]) -> str:
+    """The curated document as the model last saw it: told again in a user message's memory
+    update when it changed during the session, else in the system prompt."""
+    told = [
+        str(m.content).rpartition(UPDATE_END)[0] for m in messages if isinstance(m, HumanMessage)
+    ]
+    documents = [said(text, "memory_document") for text in told if "<memory_document" in text]
+    return documents[-1] if documents else said(system, "memory_document")
+
+
 class LoadModel(OfflineModel):
     """Answers instantly and deterministically: on a user turn it calls `remember`,
     `update_memory` (the document shown plus one line, so the version it was shown is the
@@ -83,11 +96,11 @@ class LoadModel(OfflineModel):
         last = messages[-1]
         if not isinstance(last, HumanMessage):
             return AIMessage("Done: noted, saved and looked up.")
-        found = TURN.match(str(last.content))
+        found = TURN.match(str(last.content).rpartition(UPDATE_END)[2])
         if found is None:
             return AIMessage("Hello.")
         turn, conversation, attempt = int(found[1]), found[2], int(found[3])
-        shown = [line for line in said(system, "memory_document").splitlines() if line.strip()]
+        shown = [line for line in newest_document(system, messages).splitlines() if line.strip()]
         kept = [line for line in shown if line.startswith("- ")][-5:]
         document = "\n".join([*kept, f"- {conversation} turn {turn} attempt {attempt}"])
         calls = [
@@ -119,13 +132,15 @@ def context_of(conv: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_graph(backend: Any, keep_ratio: float = KEEP_RATIO) -> Any:
-    """The prebuilt graph every process serves."""
+    """The prebuilt graph every process serves; masking passes as small as the floor allows
+    (`masking_batch_ratio` at `masking_min_clear_ratio`), so short runs mask under load too."""
+    floor = MemorySettings().masking_min_clear_ratio
     return create_memory_graph(
         LoadModel(),
         [lookup],
         store=backend.store,
         checkpointer=backend.checkpointer,
-        settings=MemorySettings(summarization_keep_ratio=keep_ratio),
+        settings=MemorySettings(summarization_keep_ratio=keep_ratio, masking_batch_ratio=floor),
         membership=lambda user, workspace: True,
     )
 

@@ -70,7 +70,7 @@ class Background:
                         wait_futures([before], timeout=self.chain_wait)
                     future.set_result(context.run(run, store, plan))
                 except BaseException as exc:
-                    logger.warning("%s: background job failed", self.name, exc_info=True)
+                    _failed(self.name, exc)
                     future.set_exception(exc)
 
             threading.Thread(target=work, name=f"memory-plugin-{self.name}", daemon=True).start()
@@ -93,8 +93,8 @@ class Background:
             await asyncio.wait({earlier}, timeout=self.chain_wait)
         try:
             return await arun(store, plan)
-        except Exception:
-            logger.warning("%s: background job failed", self.name, exc_info=True)
+        except Exception as exc:
+            _failed(self.name, exc)
             return None
 
     def _forget(self, key: Hashable, done: Job) -> None:
@@ -133,6 +133,12 @@ class Background:
             if not waiting:
                 return
             await asyncio.wait(waiting)
+
+
+def _failed(name: str, exc: BaseException) -> None:
+    """Log a failed job in one line (its traceback at debug level): the turn has its answer."""
+    logger.warning("%s: background job failed: %s: %s", name, type(exc).__name__, exc)
+    logger.debug("%s: background job failed", name, exc_info=exc)
 
 
 def wait_all(name: str | None = None, timeout: float | None = 30.0) -> bool:

@@ -155,6 +155,15 @@ def _stored(item: Any, user_id: str) -> tuple[Profile | None, int | None]:
         return None, item.value["version"]
 
 
+def _store_failure(exc: BaseException) -> bool:
+    """Whether a failure is the store's (unreachable, restarting, locked) rather than the
+    exchange's: it does not count towards giving the exchange up. A timeout is the model's."""
+    if isinstance(exc, TimeoutError):
+        return False
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return isinstance(exc, OSError) or bool(names & {"OperationalError", "InterfaceError"})
+
+
 class ProfileMemory:
     """The user profile as a prompt block source, a post-turn consolidation and an opt-out.
 
@@ -518,6 +527,8 @@ class ProfileMemory:
                     "profile consolidation failed; the profile is unchanged", exc_info=True
                 )
                 _quiet_emit("failed", reason=f"{type(exc).__name__}: {exc}")
+                if _store_failure(exc):
+                    return  # the store's, not the exchange's: the next job tries again
                 if not (yield from self._failed_plan(namespace, thread_id, exchange)):
                     return
                 continue

@@ -788,6 +788,12 @@ class _Index:
     unkeyed: frozenset[int]  # needs with a string of kind -1
 
 
+def prepare() -> None:
+    """Build the rules' lookup index now, once per process, so the first write a turn
+    screens does not wait for it (about a second)."""
+    _index()
+
+
 @cache
 def _index() -> _Index:
     numbers: dict[frozenset[str], int] = {}

@@ -151,10 +151,13 @@ def screen_from(
     """The screen for an operator's `check` and the judge the settings ask for
     (`screen_judge`, `screen_judge_failure`, `screen_judge_timeout`), asking `model`. A check
     that is not callable raises TypeError; a judge with no model raises SettingsError; a
-    missing or unreadable classifier model raises ModelFileError (never a silent pass)."""
+    missing or unreadable classifier model raises ModelFileError (never a silent pass). The
+    classifier and the rules' index are loaded here, not on the first write."""
     from memory_plugin.safety.classifier import shipped
+    from memory_plugin.safety.rules import prepare
 
     shipped()
+    prepare()
     judge = None
     if settings.screen_judge != "off":
         from memory_plugin.errors import SettingsError
