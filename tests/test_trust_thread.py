@@ -22,6 +22,7 @@ from langgraph.store.base import GetOp, Op, Result
 from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
+from memory_plugin.background import await_every, wait_all
 from memory_plugin.plans import arun, run
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
@@ -311,6 +312,7 @@ def test_hung_flushes_do_not_starve_later_ones(backend: Backend, summarizer: Sum
     while n < 40 and len(state_of(graph).get("memory_context", {}).get("dividers", [])) < 5:
         ask(graph, f"read page {n}")
         n += 1
+    assert wait_all()  # each flush runs in the background, beside its summary
     assert summarizer.flushes == 5
     assert [note.body for note in notes(backend)] == [summarizer.note]
 
@@ -326,6 +328,7 @@ async def test_hung_flushes_do_not_starve_later_ones_under_ainvoke(abackend: Bac
         state = (await graph.aget_state(config())).values
         dividers = len(state["memory_context"].get("dividers", []))
         n += 1
+    await await_every()  # each flush runs in the background, beside its summary
     summarizer.release.set()
     assert summarizer.flushes == 5
     found = await ScopedMemory(abackend.store).alist_notes(ANN)
