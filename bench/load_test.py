@@ -212,7 +212,8 @@ def verify(
 
     With `restarted` (when a server restart began, when it was back), turns that failed and
     were retried, tools that answered "Memory is unavailable right now" meanwhile (or within
-    10 s after) and profile updates that failed are counted, not problems."""
+    10 s after) and profile updates that failed, or whose outcome the turn did not see (they
+    run in the background), are counted, not problems."""
     problems: list[str] = []
     stats = {"notes": sum(len(o["notes"]) for o in outs), "versions": 0, "dividers": 0}
     stats["versions"] = sum(len(o["versions"]) for o in outs)
@@ -233,7 +234,8 @@ def verify(
             for turn in range(1, turns + 1):
                 if (name, turn) not in done or fact(name, turn)[1] in text:
                     continue
-                if not (restarted is not None and skipped.get((name, turn)) == "failed"):
+                unseen = skipped.get((name, turn), "updated") in ("failed", None)
+                if not (restarted is not None and unseen):
                     problems.append(f"profile of {conv['user']} lacks turn {turn} of {name}")
             _check_thread(graph, conv, done, problems, stats)
     errors = [e for out in outs for e in out["user_errors"]]
