@@ -152,7 +152,8 @@ class _Turn:
         )
         start = 1 if self.system else 0
         told = [_told(_text(m)) for m in self.messages if isinstance(m, HumanMessage)]
-        self.system = "\n".join([self.system, *(memory for memory, _ in told if memory)])
+        newest = [memory for memory, _ in reversed(told) if memory]
+        self.system = "\n".join([*newest, self.system])
         said = told[-1][1] if told else ""
         self.user = said if human >= 0 else _last_said(self.system)
         self.before = self.messages[start : max(human, start)]

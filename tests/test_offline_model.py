@@ -306,3 +306,10 @@ async def test_nightly_consolidation_under_aconsolidate(abackend: Backend) -> No
     assert [r.status for r in report.scopes] == ["consolidated"]
     document = await ScopedMemory(abackend.store).aread_document(ANN)
     assert document is not None and "The user's dog is called Rex." in document.text
+
+
+def test_a_note_from_this_session_is_known_in_the_next_turn(backend: Backend) -> None:
+    graph = graph_on(backend)
+    say(graph, "Remember that I run along the river every morning.", "t1")
+    answer, _ = say(graph, "What do you know about me?", "t1")
+    assert "You run along the river every morning (noted " in answer

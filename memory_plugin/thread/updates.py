@@ -65,14 +65,15 @@ def news(
             lines[block.name] = fresh
     if not lines:
         return None
-    return {"lines": lines, "versions": versions, "text": render(lines)}
+    return {"lines": lines, "versions": versions, "text": render(lines, versions)}
 
 
-def render(lines: Mapping[str, Sequence[str]]) -> str:
-    """The update message's text."""
+def render(lines: Mapping[str, Sequence[str]], whole: Mapping[str, int]) -> str:
+    """The update message's text: each block's new lines in that block's tags (a block told
+    `whole` carries its own)."""
     parts = [f"<{TAG}>", PREAMBLE]
-    for body in lines.values():
-        parts.extend(body)
+    for name, body in lines.items():
+        parts.extend(body if name in whole else [f"<{name}>", *body, f"</{name}>"])
     parts.append(f"</{TAG}>")
     return "\n".join(parts)
 
