@@ -25,6 +25,8 @@ from memory_plugin.safety.staged import screening
 from memory_plugin.services import MemoryServices, TurnTools
 from memory_plugin.thread.state import add_messages_batch, merge_info
 
+_REDUCED = frozenset({"messages", "memory_context"})
+
 
 def follows_tools(state: Mapping[str, Any]) -> bool:
     """Whether this model call follows a tool step (the thread ends with a tool result)."""
@@ -42,9 +44,6 @@ def applied(state: State, update: State) -> State:
     if "memory_context" in update:
         local["memory_context"] = merge_info(state.get("memory_context"), update["memory_context"])
     return local
-
-
-_REDUCED = frozenset({"messages", "memory_context"})
 
 
 def _identified(reply: BaseMessage) -> BaseMessage:
