@@ -3,6 +3,9 @@
 #
 #   .ci/postgres.sh start   -> prints postgresql://postgres@127.0.0.1:<port>/memory_plugin_test
 #   .ci/postgres.sh stop    -> stops the server and removes its temp dirs (idempotent)
+#   .ci/postgres.sh pgbouncer URL       -> starts Debian's PgBouncer in transaction mode in
+#                                          front of the server of URL, prints URL through it
+#   .ci/postgres.sh pgbouncer-stop URL  -> stops the PgBouncer that URL reaches
 #
 # Binaries come from the `pgserver` wheel installed in the active python (PostgreSQL 16 +
 # pgvector), else from Debian packages (postgresql-<major>-pgvector; Debian 13+ has it).
@@ -10,7 +13,8 @@
 # as the unprivileged system user $PG_CI_USER (default memplug-pg), created if missing.
 #
 # Environment: PGPORT_CI (first port to try, default 54329), PYTHON (interpreter that has
-# pgserver; default `python`, else `python3`), PG_CI_USER, PG_CI_SOURCE (auto|pgserver|apt).
+# pgserver; default `python`, else `python3`), PG_CI_USER, PG_CI_SOURCE (auto|pgserver|apt),
+# PGBOUNCER_PORT_CI (first port to try for PgBouncer, default 64329).
 # All logs go to stderr; `start` prints exactly one line (the URL) on stdout.
 set -euo pipefail
 
@@ -285,8 +289,78 @@ cmd_start() {
     echo "postgresql://postgres@127.0.0.1:$port/$DB_NAME"
 }
 
+# PgBouncer (Debian's package, 1.18 on Debian 12) in transaction mode, the pooler the plugin
+# must work behind: a temp dir named by its port, trust auth like the server's.
+cmd_pgbouncer() {
+    local url="${1:-}"
+    [[ "$url" =~ ^postgresql://([^@/]+)@([^:/]+):([0-9]+)/([^?]+) ]] \
+        || die "usage: $0 pgbouncer postgresql://user@host:port/db (got '$url')"
+    local user="${BASH_REMATCH[1]}" host="${BASH_REMATCH[2]}" server_port="${BASH_REMATCH[3]}"
+    local db="${BASH_REMATCH[4]}" bouncer
+    bouncer="$(command -v pgbouncer || ls /usr/sbin/pgbouncer 2>/dev/null || true)"
+    [ -n "$bouncer" ] || die "pgbouncer is not installed (Debian: apt-get install pgbouncer)"
+    ensure_user
+    local port="${PGBOUNCER_PORT_CI:-64329}" tries=0
+    [[ "$port" =~ ^[0-9]+$ ]] || die "PGBOUNCER_PORT_CI must be a number, got '$port'"
+    while port_in_use "$port" || [ -e "/tmp/memplug-pgb.$port" ]; do
+        tries=$((tries + 1))
+        [ $tries -lt 50 ] || die "no free port for PgBouncer from ${PGBOUNCER_PORT_CI:-64329}"
+        port=$((port + 1))
+    done
+    WORK="/tmp/memplug-pgb.$port"
+    mkdir -p "$WORK"
+    {
+        echo "[databases]"
+        echo "* = host=$host port=$server_port"
+        echo "[pgbouncer]"
+        echo "listen_addr = 127.0.0.1"
+        echo "listen_port = $port"
+        echo "unix_socket_dir ="
+        echo "auth_type = trust"
+        echo "auth_file = $WORK/userlist.txt"
+        echo "pool_mode = transaction"
+        echo "max_client_conn = 1000"
+        echo "default_pool_size = 20"
+        echo "logfile = $WORK/pgbouncer.log"
+        echo "pidfile = $WORK/pgbouncer.pid"
+    } > "$WORK/pgbouncer.ini"
+    printf '"%s" ""\n' "$user" > "$WORK/userlist.txt"
+    if is_root; then chown -R "$RUN_USER:" "$WORK"; fi
+    as_pg "$bouncer" -d "$WORK/pgbouncer.ini" >&2 \
+        || { cat "$WORK/pgbouncer.log" >&2; die "pgbouncer did not start"; }
+    local i
+    for i in $(seq 1 100); do
+        port_in_use "$port" && break
+        sleep 0.1
+    done
+    port_in_use "$port" || { cat "$WORK/pgbouncer.log" >&2; die "pgbouncer never listened on $port"; }
+    log "$("$bouncer" --version | head -n1), transaction mode, 127.0.0.1:$port -> $host:$server_port"
+    echo "postgresql://$user@127.0.0.1:$port/$db"
+}
+
+cmd_pgbouncer_stop() {
+    local url="${1:-}"
+    [[ "$url" =~ ^postgresql://[^@/]+@127\.0\.0\.1:([0-9]+)/ ]] \
+        || die "usage: $0 pgbouncer-stop URL (the URL 'pgbouncer' printed; got '$url')"
+    local dir="/tmp/memplug-pgb.${BASH_REMATCH[1]}" pid="" i
+    [ -d "$dir" ] || { log "no PgBouncer at $dir"; return 0; }
+    pid="$(cat "$dir/pgbouncer.pid" 2>/dev/null || true)"
+    if [ -n "$pid" ] && alive "$pid"; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for i in $(seq 1 50); do
+            alive "$pid" || break
+            sleep 0.1
+        done
+        if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    fi
+    rm -rf -- "$dir"
+    log "PgBouncer on port ${BASH_REMATCH[1]} stopped"
+}
+
 case "${1:-}" in
     start) cmd_start ;;
     stop) cmd_stop ;;
-    *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+    pgbouncer) WORK=/; cmd_pgbouncer "${2:-}" ;;
+    pgbouncer-stop) cmd_pgbouncer_stop "${2:-}" ;;
+    *) echo "usage: $0 start|stop|pgbouncer URL|pgbouncer-stop URL" >&2; exit 2 ;;
 esac

@@ -2,7 +2,9 @@
 
 PostgreSQL comes from MEMORY_TEST_POSTGRES_URL (.ci/run starts a real server and sets it) or,
 when that is unset, from a throwaway embedded server. Under CI=true a missing database fails
-the run instead of skipping.
+the run instead of skipping. The tests of several app processes on one database run once
+more through PgBouncer in transaction mode (kind "pgbouncer", started by .ci/postgres.sh in
+front of that server; under CI=true a missing pgbouncer fails the run too).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import shutil
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -48,15 +52,53 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop()
 
 
+PGBOUNCER_SCRIPT = Path(__file__).parent.parent / ".ci" / "postgres.sh"
+
+
+@pytest.fixture(scope="session")
+def pgbouncer_url(postgres_url: str) -> Iterator[str]:
+    """The test database through PgBouncer in transaction mode, as many app servers reach
+    PostgreSQL past max_connections."""
+    if shutil.which("pgbouncer") is None and not Path("/usr/sbin/pgbouncer").exists():
+        if IN_CI:
+            pytest.fail("PgBouncer is required in CI: apt-get install pgbouncer")
+        pytest.skip("no pgbouncer (apt-get install pgbouncer)")
+    started = subprocess.run(
+        ["bash", str(PGBOUNCER_SCRIPT), "pgbouncer", postgres_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if started.returncode != 0:
+        pytest.fail(f"PgBouncer did not start: {started.stderr}")
+    url = started.stdout.strip()
+    try:
+        yield url
+    finally:
+        subprocess.run(
+            ["bash", str(PGBOUNCER_SCRIPT), "pgbouncer-stop", url],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+
+
+def through_pgbouncer(url: str, request: pytest.FixtureRequest) -> str:
+    """`url` (a database of the test server) reached through the test PgBouncer."""
+    pooler = urlsplit(request.getfixturevalue("pgbouncer_url"))
+    return urlsplit(url)._replace(netloc=pooler.netloc).geturl()
+
+
 def url_for(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh, empty backend URL of one kind."""
+    """A fresh, empty backend URL of one kind ("pgbouncer": PostgreSQL through PgBouncer)."""
     if kind == "memory":
         return "memory://"
     if kind == "sqlite":
         return f"sqlite:///{tmp_path / 'memory.db'}"
     url: str = request.getfixturevalue("postgres_url")
     empty_postgres(url)
-    return url
+    return through_pgbouncer(url, request) if kind == "pgbouncer" else url
 
 
 @pytest.fixture

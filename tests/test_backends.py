@@ -215,17 +215,24 @@ def test_missing_postgres_fails_in_ci_and_skips_elsewhere() -> None:
     assert "1 skipped" in local.stdout
 
 
-def test_app_servers_starting_together_share_one_fresh_database(postgres_url: str) -> None:
+@pytest.mark.parametrize("route", ["direct", "pgbouncer"])
+def test_app_servers_starting_together_share_one_fresh_database(
+    route: str, postgres_url: str, request: pytest.FixtureRequest
+) -> None:
     from concurrent.futures import ThreadPoolExecutor
     from urllib.parse import urlsplit
 
     import psycopg
+
+    from tests.conftest import through_pgbouncer
 
     name = "memory_plugin_fresh_start"
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
     url = urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
+    if route == "pgbouncer":
+        url = through_pgbouncer(url, request)
 
     def start_server(n: int) -> str | None:
         with connect(url, index=INDEX) as server:

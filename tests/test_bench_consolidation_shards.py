@@ -12,7 +12,7 @@ from tests.benches import run_bench
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres", "pgbouncer"])
 def test_consolidation_shards_runs_on_tiny_sizes(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ import pytest
 from memory_plugin import MemoryContext, connect
 from memory_plugin.scoped import ScopedMemory
 from tests.benches import run_bench
+from tests.conftest import url_for
 from tests.pgrestart import restartable_postgres
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +37,12 @@ def _args(url: str, conversations: int, turns: int, **extra: Any) -> argparse.Na
     return argparse.Namespace(**values)
 
 
-def test_load_test_runs_tiny_and_verifies(postgres_url: str) -> None:
-    args = ["--processes", "2", "--conversations", "3", "--turns", "2", "--postgres", postgres_url]
+@pytest.mark.parametrize("kind", ["postgres", "pgbouncer"])
+def test_load_test_runs_tiny_and_verifies(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = url_for(kind, request, tmp_path)
+    args = ["--processes", "2", "--conversations", "3", "--turns", "2", "--postgres", url]
     done = run_bench("load_test.py", args)
     assert done.returncode == 0, done.stdout + done.stderr
     (line,) = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]

@@ -21,6 +21,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ import pytest
 from memory_plugin import MemoryContext
 from memory_plugin.backends import connect
 from memory_plugin.scoped import ScopedMemory
-from tests.conftest import url_for
+from tests.conftest import through_pgbouncer, url_for
 from tests.langgraph_server import (
     CLI,
     ROOT,
@@ -49,7 +50,6 @@ TOKENS = {
     "dana-deploy-token": {"identity": "dana"},
     "ops-deploy-token": {"identity": "ops", "operator": True},
 }
-DANA_NOTES = ("memory_plugin", "personal", "dana", "notes")
 DANA_PROJECTS = range(6)
 ANN_NOTES = ("memory_plugin", "personal", "ann", "notes")
 ANN_PERSONAL = MemoryContext(user_id="ann")
@@ -127,11 +127,37 @@ def test_memory_lives_in_postgres_and_stays_with_its_user(deployed: Deployed) ->
             assert saved is not None, f"no checkpoint of thread {thread} in PostgreSQL"
 
 
+@contextmanager
+def two_servers(deployed: Deployed, pooled: str | None, folder: Path) -> Iterator[list[str]]:
+    """Two `langgraph dev` servers on the deployed database: the deployed one and a second,
+    or two new ones reaching it through the pooler at `pooled`."""
+    if pooled is None:
+        env = {"MEMORY_URL": deployed.database, "MEMORY_AUTH_TOKENS": deployed.tokens}
+        with langgraph_dev(folder, env, CONFIG) as second_url:
+            yield [deployed.url, second_url]
+        return
+    env = {"MEMORY_URL": pooled, "MEMORY_AUTH_TOKENS": deployed.tokens}
+    (folder / "a").mkdir()
+    (folder / "b").mkdir()
+    with langgraph_dev(folder / "a", env, CONFIG) as first, langgraph_dev(
+        folder / "b", env, CONFIG
+    ) as second:
+        yield [first, second]
+
+
 @pytest.mark.slow
-def test_two_servers_share_one_memory_database(deployed: Deployed, tmp_path: Path) -> None:
-    env = {"MEMORY_URL": deployed.database, "MEMORY_AUTH_TOKENS": deployed.tokens}
-    with langgraph_dev(tmp_path, env, CONFIG) as second_url:
-        servers = [deployed.url, second_url]
+@pytest.mark.parametrize("route", ["direct", "pgbouncer"])
+def test_two_servers_share_one_memory_database(
+    deployed: Deployed, route: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    pooled = through_pgbouncer(deployed.database, request) if route == "pgbouncer" else None
+    dana = MemoryContext(user_id="dana")
+    with connect(deployed.database) as backend:
+        memory = ScopedMemory(backend.store)
+        for note in memory.list_notes(dana):
+            memory.delete_note(dana, note.key)
+    with two_servers(deployed, pooled, tmp_path) as servers:
+        second_url = servers[1]
 
         def tell(i: int) -> list[Any]:
             dana = client_for(servers[i % 2], "dana-deploy-token")
@@ -144,16 +170,17 @@ def test_two_servers_share_one_memory_database(deployed: Deployed, tmp_path: Pat
             errors = [e for found in pool.map(tell, DANA_PROJECTS) for e in found]
         assert errors == []
 
-        dana = client_for(second_url, "dana-deploy-token")
-        thread = dana.threads.create()["thread_id"]
-        asked = stream_run(dana, thread, "What do you know about me?", {})
+        client = client_for(second_url, "dana-deploy-token")
+        thread = client.threads.create()["thread_id"]
+        asked = stream_run(client, thread, "What do you know about me?", {})
     assert not asked.errors, asked.errors
     assert "ships in week" in json.dumps(asked.values)
 
     with connect(deployed.database) as backend:
-        notes = backend.store.search(DANA_NOTES, limit=50)
-    assert texts(notes) == sorted(f"- Project {i} ships in week {i}." for i in DANA_PROJECTS)
-    assert len({item.key for item in notes}) == len(DANA_PROJECTS)
+        notes = ScopedMemory(backend.store).list_notes(dana)
+    told = sorted(f"- Project {i} ships in week {i}." for i in DANA_PROJECTS)
+    assert sorted(note.text for note in notes) == told
+    assert len({note.key for note in notes}) == len(DANA_PROJECTS)
 
 
 @pytest.mark.slow

@@ -128,7 +128,7 @@ async def test_hundred_coroutines_append_notes_to_one_scope(abackend: Backend) -
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres", "pgbouncer"])
 def test_two_app_servers_append_to_one_scope(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

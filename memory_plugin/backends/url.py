@@ -32,16 +32,21 @@ _POOL_LIMITS: dict[str, tuple[type, float, float]] = {
     "pool_min": (int, 0, 1_000),
     "pool_timeout": (float, 0.1, 600),
 }
+PREPARED = "prepared_statements"
+Prepared = Literal["auto", "on", "off"]
+_PREPARED_VALUES: tuple[Prepared, ...] = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
 class PoolConfig:
-    """Connection pool options of a PostgreSQL URL (`?pool_max=10&pool_timeout=5`);
-    `timeout` None means the store_timeout_seconds setting."""
+    """Connection options of a PostgreSQL URL (`?pool_max=10&pool_timeout=5`); `timeout`
+    None means the store_timeout_seconds setting; `prepared` says whether server-side
+    prepared statements are used: "auto" turns them off behind a connection pooler."""
 
     max_size: int = POOL_MAX_DEFAULT
     min_size: int = 1
     timeout: float | None = None
+    prepared: Prepared = "auto"
 
 
 def _pool_value(name: str, raw: str, display: str) -> float:
@@ -58,37 +63,53 @@ def _pool_value(name: str, raw: str, display: str) -> float:
     return float(value)
 
 
+def _prepared_value(raw: str, display: str) -> Prepared:
+    for value in _PREPARED_VALUES:
+        if raw.lower() == value:
+            return value
+    raise BackendError(
+        f"{PREPARED}={raw!r} in PostgreSQL URL {display} must be one of "
+        f"{', '.join(_PREPARED_VALUES)} (off behind a transaction-mode pooler such as PgBouncer)"
+    )
+
+
+def _ours(part: str) -> bool:
+    name = unquote(part).split("=", 1)[0]
+    return name.startswith("pool_") or name == PREPARED
+
+
 def split_pool_options(target: str) -> tuple[str, PoolConfig]:
-    """The PostgreSQL URL without its pool_* query options, and those options (validated)."""
+    """The PostgreSQL URL without this plugin's own query options (pool_*,
+    prepared_statements), and those options (validated)."""
     if not target.startswith("postgresql://") or "?" not in target:
         return target, PoolConfig()
     parts = urlsplit(target)
     query = parse_qsl(parts.query, keep_blank_values=True)
     display = redact(target)
     found: dict[str, float] = {}
+    prepared: Prepared = "auto"
     for name, raw in query:
-        if name.startswith("pool_"):
+        if name == PREPARED:
+            prepared = _prepared_value(raw, display)
+        elif name.startswith("pool_"):
             if name not in _POOL_LIMITS:
                 known = ", ".join(_POOL_LIMITS)
                 raise BackendError(
                     f"unknown pool option {name!r} in PostgreSQL URL {display}; known: {known}"
                 )
             found[name] = _pool_value(name, raw, display)
-    if not found:
-        return target, PoolConfig()
     config = PoolConfig(
         max_size=int(found.get("pool_max", POOL_MAX_DEFAULT)),
         min_size=int(found.get("pool_min", 1)),
         timeout=found.get("pool_timeout"),
+        prepared=prepared,
     )
     if config.min_size > config.max_size:
         raise BackendError(
             f"pool_min={config.min_size} exceeds pool_max={config.max_size} "
             f"in PostgreSQL URL {display}"
         )
-    kept = "&".join(
-        part for part in parts.query.split("&") if not unquote(part).startswith("pool_")
-    )
+    kept = "&".join(part for part in parts.query.split("&") if not _ours(part))
     return urlunsplit(parts._replace(query=kept)), config
 
 
