@@ -18,7 +18,7 @@ import pytest
 
 from memory_plugin import aconnect, connect
 from memory_plugin.backends import parse_url
-from memory_plugin.backends.pg_setup import MIGRATION_INDEXES
+from memory_plugin.backends.pg_setup import MIGRATION_INDEXES, connect_error
 from memory_plugin.errors import BackendError
 from tests.conftest import through_pgbouncer
 
@@ -124,3 +124,13 @@ def test_a_setup_killed_mid_migration_never_blocks_the_next_start(
         backend.store.put(("after",), "k", {"text": "set up"})
         assert backend.store.get(("after",), "k") is not None
     assert present == (len(MIGRATION_INDEXES) - 1,), "every index but the vector one is built"
+
+
+def test_an_error_the_server_sent_is_not_called_a_malformed_url() -> None:
+    url = "postgresql://ann:s3cret-pw@db.example/app"
+    sent = psycopg.errors.DuplicatePreparedStatement('prepared statement "_pg3_0" already exists')
+    said = str(connect_error(sent, url, parse_url(url).display))
+    assert said.startswith("PostgreSQL at postgresql://ann:***@db.example/app refused the setup")
+    assert "malformed" not in said and "s3cret-pw" not in said
+    with pytest.raises(BackendError, match="is malformed"):
+        connect("postgresql://ann@127.0.0.1:1/app?bogus_option=1")

@@ -13,11 +13,11 @@ logger = logging.getLogger("memory_plugin.backends")
 _logged: set[str] = set()
 
 
-def log_once(message: str) -> None:
-    """Log a backend degradation once per process."""
+def log_once(message: str, level: int = logging.WARNING) -> None:
+    """Log a backend degradation (or, at INFO, a fact an operator wants once) per process."""
     if message not in _logged:
         _logged.add(message)
-        logger.warning(message)
+        logger.log(level, message)
 
 
 def normalize_index(index: IndexConfig | dict[str, Any] | None) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ indexes of the migrations first, so they are built again.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import time
@@ -139,7 +140,8 @@ def probe(target: str, display: str, dims: int | None, stack: ExitStack, timeout
         log_once(
             f"PostgreSQL at {display} is reached through a connection pooler: server-side "
             "prepared statements are off (prepared_statements=on in the URL turns them on, "
-            "for PgBouncer 1.21+ with max_prepared_statements)"
+            "for PgBouncer 1.21+ with max_prepared_statements)",
+            logging.INFO,
         )
     return Probe(_vector_usable(display, dims, row, stored), pooled)
 
