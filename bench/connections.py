@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -262,6 +263,7 @@ def langgraph_dev(url: str, users: int, isolated: bool) -> Iterator[tuple[str, l
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         log.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], address: str, log: Path) -> None:
@@ -353,6 +355,7 @@ def app_scenario(args: argparse.Namespace, sampler: Sampler) -> list[dict[str, A
     if any(codes):
         raise SystemExit(f"a worker process failed: exit codes {codes}")
     outs = [json.loads((work / f"out{i}.json").read_text()) for i in range(args.processes)]
+    shutil.rmtree(work, ignore_errors=True)
     load = sampler.summary("app:load", "app")
     load |= {
         "concurrent_conversations": args.conversations,
