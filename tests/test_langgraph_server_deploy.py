@@ -139,9 +139,10 @@ def two_servers(deployed: Deployed, pooled: str | None, folder: Path) -> Iterato
     env = {"MEMORY_URL": pooled, "MEMORY_AUTH_TOKENS": deployed.tokens}
     (folder / "a").mkdir()
     (folder / "b").mkdir()
-    with langgraph_dev(folder / "a", env, CONFIG) as first, langgraph_dev(
-        folder / "b", env, CONFIG
-    ) as second:
+    with (
+        langgraph_dev(folder / "a", env, CONFIG) as first,
+        langgraph_dev(folder / "b", env, CONFIG) as second,
+    ):
         yield [first, second]
 
 
