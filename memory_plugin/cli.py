@@ -49,7 +49,7 @@ def _consolidate(args: argparse.Namespace) -> int:
 
     from memory_plugin.backends import connect
     from memory_plugin.models import resolve_model
-    from memory_plugin.scoped.consolidation import ScopeResult, consolidate
+    from memory_plugin.scoped.consolidation import ScopeResult, check_job_lease, consolidate
     from memory_plugin.scoped.leases import Worker
     from memory_plugin.scoped.shards import worker_ids
 
@@ -59,15 +59,17 @@ def _consolidate(args: argparse.Namespace) -> int:
         return _consolidate_workers(args)
     worker = Worker(worker_ids(1, args.worker_id)[0], args.lease_seconds)
     model = resolve_model(args.model)
-    with connect(args.url) as backend, _screening(args.screen, model):
-        bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr)
+    with connect(args.url) as backend:
+        check_job_lease(backend.store, worker.lease_seconds, option="--lease-seconds")
+        with _screening(args.screen, model):
+            bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr)
 
-        def progress(result: ScopeResult) -> None:
-            bar.update(1)
-            bar.set_postfix(folded=result.folded, status=result.status)
+            def progress(result: ScopeResult) -> None:
+                bar.update(1)
+                bar.set_postfix(folded=result.folded, status=result.status)
 
-        report = consolidate(backend.store, model, progress=progress, worker=worker)
-        bar.close()
+            report = consolidate(backend.store, model, progress=progress, worker=worker)
+            bar.close()
     for result in report.failed:
         print(f"failed: {'/'.join(result.namespace[1:])}: {result.error}", file=sys.stderr)
     print(report.summary())
@@ -76,15 +78,19 @@ def _consolidate(args: argparse.Namespace) -> int:
 
 def _consolidate_workers(args: argparse.Namespace) -> int:
     """`consolidate --workers N`: N worker processes at once, one summary line each."""
+    from memory_plugin.scoped.leases import LeaseTooShortError
     from memory_plugin.scoped.shards import run_workers
 
-    outcomes = run_workers(
-        args.url,
-        args.model,
-        args.workers,
-        worker_id=args.worker_id,
-        lease_seconds=args.lease_seconds,
-    )
+    try:
+        outcomes = run_workers(
+            args.url,
+            args.model,
+            args.workers,
+            worker_id=args.worker_id,
+            lease_seconds=args.lease_seconds,
+        )
+    except LeaseTooShortError as exc:
+        raise exc.named("--lease-seconds") from None
     for outcome in outcomes:
         for failure in outcome.failed:
             print(f"failed: {failure} (worker {outcome.worker})", file=sys.stderr)
@@ -333,7 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--lease-seconds",
         type=float,
         default=300.0,
-        help="how long a worker's claim on a scope lasts if it dies (default: 300)",
+        help="how long a worker's claim on a scope lasts if it dies; at least the model "
+        "timeout, consolidation_timeout_seconds (default: 300)",
     )
     _screen_option(consolidate)
     consolidate.set_defaults(run=_consolidate)

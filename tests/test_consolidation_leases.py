@@ -24,13 +24,20 @@ from memory_plugin import Backend, MemoryContext, connect
 from memory_plugin.backends.leases import DropLease, TakeLease, alease, lease
 from memory_plugin.plans import run
 from memory_plugin.scope import personal_scope
-from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped import ScopedMemory, shards
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
 from memory_plugin.scoped.documents import read_plan
 from memory_plugin.scoped.job_runs import list_runs
-from memory_plugin.scoped.leases import LeaseError, Worker, lease_name, leased_scopes
+from memory_plugin.scoped.leases import (
+    LeaseError,
+    LeaseTooShortError,
+    Worker,
+    lease_name,
+    leased_scopes,
+)
 from memory_plugin.scoped.notes import all_notes_plan
-from memory_plugin.scoped.shards import _await_leases
+from memory_plugin.scoped.shards import _await_leases, run_workers
+from memory_plugin.settings import LayeredSettings, MemorySettings
 from tests.fakes import MergingModel
 from tests.lease_models import (
     MARK_ENV,
@@ -265,7 +272,7 @@ def test_a_killed_worker_process_never_takes_the_others_down(
     workers = _cli(
         "--url", shared_url, "--model", "tests.lease_models:hangs_in_one_worker",
         "--workers", "3", "--worker-id", "n", "--lease-seconds", "10",
-        **{MARK_ENV: str(mark)},
+        **{MARK_ENV: str(mark), "MEMORY_CONSOLIDATION_TIMEOUT_SECONDS": "10"},
     )  # fmt: skip
     _wait_for(mark, workers)
     os.kill(int(mark.read_text()), signal.SIGKILL)
@@ -342,11 +349,15 @@ def test_a_worker_that_outlasts_its_lease_writes_nothing(backend: Backend) -> No
     taken: list[bool] = []
 
     def thief() -> None:
-        later = time.time() + 2
+        later = time.time() + 6
         taken.append(lease(backend.store, TakeLease(name, "thief", 60, at=later)))
 
+    timeout = MemorySettings(consolidation_timeout_seconds=5.0)  # as long as the lease
     report = consolidate(
-        backend.store, OutlastingModel(before_answer=thief), worker=Worker("slow", 1)
+        backend.store,
+        OutlastingModel(before_answer=thief),
+        settings=LayeredSettings(backend.store, defaults=timeout),
+        worker=Worker("slow", 5),
     )
     assert taken == [True]
     (result,) = report.scopes
@@ -384,3 +395,148 @@ def test_workers_started_together_start_at_their_own_share() -> None:
     assert sorted(Worker("solo").order(scopes), key=scopes.index) == scopes
     retry = Worker("solo-retry", only=frozenset({scopes[5][0].namespace}))
     assert retry.order(scopes) == [scopes[5]], "a retry takes only the scopes it is given"
+
+
+REFUSED = (
+    "{option} {lease} is shorter than consolidation_timeout_seconds ({timeout} s): a model call "
+    "could outlast its lease and its scope would never be folded; give a lease of at least "
+    "{timeout} s (default 300 s) or lower consolidation_timeout_seconds"
+)
+
+
+def _set_timeout(store: BaseStore, seconds: float, ctx: MemoryContext | None = None) -> None:
+    """Store `consolidation_timeout_seconds` in the platform layer, or in `ctx`'s user layer."""
+    layer = "platform" if ctx is None else "user"
+    change = {"consolidation_timeout_seconds": seconds}
+    LayeredSettings(store).update(layer, ctx or MemoryContext(), set=change)
+
+
+def _assert_untouched(store: BaseStore, ctx: MemoryContext, *workers: str) -> None:
+    """Nothing was written for `ctx`: its notes unmarked, no document, no run recorded, no
+    lease held by `workers` or anyone."""
+    _assert_unmarked(store, ctx)
+    scope = personal_scope(ctx)
+    assert run(store, read_plan(scope)) is None
+    assert list_runs(store) == []
+    assert all(leased_scopes(store, worker) == {} for worker in workers)
+    assert lease(store, TakeLease(lease_name(scope), "next", 60)), "nobody holds the scope"
+
+
+def test_a_lease_shorter_than_the_model_timeout_is_refused_and_writes_nothing(
+    backend: Backend,
+) -> None:
+    ctx = USERS[0]
+    _seed(backend.store, [ctx])
+    model = MergingModel()
+    with pytest.raises(LeaseTooShortError) as refused:
+        consolidate(backend.store, model, worker=Worker("w", 60))
+    assert str(refused.value) == REFUSED.format(option="lease_seconds", lease=60, timeout=120)
+    assert (refused.value.lease_seconds, refused.value.timeout_seconds) == (60, 120)
+    assert isinstance(refused.value, LeaseError), "a LeaseError, as a bad lease length is"
+    assert model.prompts == []
+    _assert_untouched(backend.store, ctx, "w")
+
+
+async def test_async_consolidation_refuses_a_short_lease_too(abackend: Backend) -> None:
+    day = (datetime.now(UTC) - timedelta(days=10)).date()
+    ctx = USERS[0]
+    await ScopedMemory(abackend.store).aimport_notes(ctx, [(day, t) for t in _texts(ctx)])
+    with pytest.raises(LeaseTooShortError, match=r"^lease_seconds 119 is shorter than"):
+        await aconsolidate(abackend.store, MergingModel(), worker=Worker("w", 119))
+    await asyncio.to_thread(_assert_untouched, abackend.store, ctx, "w")
+
+
+def test_a_lease_as_long_as_the_stored_model_timeout_folds(backend: Backend) -> None:
+    users = USERS[:2]
+    _seed(backend.store, users)
+    _set_timeout(backend.store, 60.0)
+    report = consolidate(backend.store, MergingModel(), worker=Worker("w", 60))
+    assert report.failed == [] and report.folded == 2 * PER_SCOPE
+    _assert_folded_once(backend.store, users)
+    _set_timeout(backend.store, 61.0)
+    with pytest.raises(LeaseTooShortError, match=r"consolidation_timeout_seconds \(61 s\)"):
+        consolidate(backend.store, MergingModel(), worker=Worker("w", 60))
+
+
+def test_a_scope_whose_own_timeout_outlasts_the_lease_fails_unread_and_named(
+    backend: Backend,
+) -> None:
+    slow, other = USERS[:2]
+    _seed(backend.store, [slow, other])
+    _set_timeout(backend.store, 600.0, slow)
+    model = MergingModel()
+    report = consolidate(backend.store, model, worker=Worker("w"))
+    (failed,) = report.failed
+    error = (
+        "LeaseTooShortError: lease_seconds 300 is shorter than this scope's "
+        "consolidation_timeout_seconds (600 s): its model call could outlast the lease, so "
+        "the scope is not consolidated; give the workers a lease of at least 600 s or lower "
+        "consolidation_timeout_seconds for this scope"
+    )
+    assert (failed.namespace, failed.error) == (personal_scope(slow).namespace, error)
+    assert not any(slow.user_id + " likes" in prompt for prompt in model.prompts)
+    _assert_unmarked(backend.store, slow)
+    assert run(backend.store, read_plan(personal_scope(slow))) is None
+    _assert_folded_once(backend.store, [other])
+    assert report.run is not None and report.run.status == "partial"
+    assert [s.error for s in report.run.scopes if s.status == "failed"] == [error]
+    assert lease(backend.store, TakeLease(lease_name(personal_scope(slow)), "next", 60))
+
+
+def test_run_workers_refuses_a_short_lease_before_any_worker_starts(
+    shared_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = USERS[0]
+    with connect(shared_url) as backend:
+        _seed(backend.store, [ctx])
+
+    def started(*args: object) -> None:
+        raise AssertionError("a worker process started")
+
+    monkeypatch.setattr(shards, "_start", started)
+    with pytest.raises(LeaseTooShortError) as refused:
+        run_workers(shared_url, "tests.fakes:merging_model", 2, worker_id="n", lease_seconds=60)
+    assert str(refused.value) == REFUSED.format(option="lease_seconds", lease=60, timeout=120)
+    with connect(shared_url) as backend:
+        _assert_untouched(backend.store, ctx, "n-1", "n-2")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_cli_refuses_a_lease_shorter_than_the_model_timeout(
+    shared_url: str, workers: str
+) -> None:
+    ctx = USERS[0]
+    with connect(shared_url) as backend:
+        _seed(backend.store, [ctx])
+    refused = _cli(
+        "--url", shared_url, "--model", "tests.fakes:merging_model",
+        "--workers", workers, "--worker-id", "n", "--lease-seconds", "60",
+    )  # fmt: skip
+    out, err = refused.communicate(timeout=120)
+    message = REFUSED.format(option="--lease-seconds", lease=60, timeout=120)
+    assert (refused.returncode, out) == (2, ""), err
+    assert err.splitlines()[-1] == f"memory-plugin: {message}", "one line, last"
+    assert err.count("memory-plugin:") == 1 and "Traceback" not in err, err
+    with connect(shared_url) as backend:
+        _assert_untouched(backend.store, ctx, "n", "n-1", "n-2")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_cli_runs_with_a_lease_as_long_as_the_effective_model_timeout(
+    shared_url: str, workers: str
+) -> None:
+    users = USERS[:2]
+    with connect(shared_url) as backend:
+        _seed(backend.store, users)
+        _set_timeout(backend.store, 90.0)  # the environment overrides the stored 90
+    done = _cli(
+        "--url", shared_url, "--model", "tests.fakes:merging_model",
+        "--workers", workers, "--worker-id", "n", "--lease-seconds", "60",
+        MEMORY_CONSOLIDATION_TIMEOUT_SECONDS="60",
+    )  # fmt: skip
+    out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, (out, err)
+    with connect(shared_url) as backend:
+        _assert_folded_once(backend.store, users)

@@ -15,6 +15,9 @@ they are marked without being folded a second time. At most `consolidation_max_s
 scopes are processed per run; the rest wait. Several workers may run at once over one
 store: each scope is taken under a lease (memory_plugin.scoped.leases), so one worker at a
 time consolidates it, and a scope another worker holds is skipped and recorded as such.
+A lease shorter than the model timeout (`consolidation_timeout_seconds`) is refused before the
+run starts (LeaseTooShortError; the job's base settings) or, where a scope's own settings give
+a longer timeout, fails that scope unread (see memory_plugin.scoped.leases).
 Each run is recorded in the run log (memory_plugin.scoped.job_runs), and the documents it
 writes carry its provenance (source "job", job "consolidation", the run's id).
 """
@@ -39,7 +42,13 @@ from memory_plugin.provenance import origin
 from memory_plugin.replies import RejectedReply, checked_rewrite, coverage
 from memory_plugin.scope import Scope, scope_from_namespace
 from memory_plugin.scoped.documents import read_plan, write_plan
-from memory_plugin.scoped.leases import LeaseLostError, Worker
+from memory_plugin.scoped.leases import (
+    LeaseError,
+    LeaseLostError,
+    LeaseTooShortError,
+    Worker,
+    check_lease,
+)
 from memory_plugin.scoped.notes import NOTES, Note, all_notes_plan, update_note_plan
 from memory_plugin.scoped.prompts import consolidation_messages
 from memory_plugin.scoped.run_records import (
@@ -51,7 +60,7 @@ from memory_plugin.scoped.run_records import (
     run_clock,
     save_plan,
 )
-from memory_plugin.settings import LayeredSettings, MemorySettings
+from memory_plugin.settings import EffectiveSettings, LayeredSettings, MemorySettings
 
 logger = logging.getLogger(__name__)
 Status = Literal["consolidated", "recovered", "failed", "nothing"]
@@ -228,7 +237,7 @@ def failed_result(scope: Scope, exc: Exception) -> ScopeResult:
         "consolidation of %s failed; its notes stay unmarked for the next run: %s",
         result.label,
         error,
-        exc_info=not rejected,
+        exc_info=not isinstance(exc, RejectedReply | LeaseError),
     )
     return result
 
@@ -319,6 +328,9 @@ def _held_scope_plan(
         effective = yield from settings.effective_plan(ctx)
         if not effective.values.scoped_memory:
             return None
+        timeout = effective.values.consolidation_timeout_seconds
+        if worker.lease_seconds < timeout:
+            raise LeaseTooShortError(worker.lease_seconds, timeout, scoped=True)
         chosen = maintenance(effective.values)
         assert chosen is not None
         result = yield from scope_plan(scope, effective.values, chosen, now, worker)
@@ -335,18 +347,42 @@ def _drop_plan(worker: Worker, scope: Scope) -> Plan[None]:
         logger.warning("could not release the lease of %s; it expires", scope.namespace)
 
 
+def lease_check_plan(
+    settings: LayeredSettings, lease_seconds: float, option: str = "lease_seconds"
+) -> Plan[EffectiveSettings]:
+    """The job's base settings (the platform's, with the environment), once the lease is
+    checked against their `consolidation_timeout_seconds` (LeaseTooShortError, naming the
+    lease as `option`, when it is shorter); reads only."""
+    platform = yield from settings.effective_plan(MemoryContext())
+    check_lease(lease_seconds, platform.values.consolidation_timeout_seconds, option=option)
+    return platform
+
+
+def check_job_lease(
+    store: BaseStore,
+    lease_seconds: float,
+    *,
+    settings: LayeredSettings | None = None,
+    option: str = "lease_seconds",
+) -> None:
+    """Refuse a lease shorter than the model timeout of the job's base settings over `store`
+    (LeaseTooShortError naming both and the fix) before anything runs; writes nothing."""
+    run(store, lease_check_plan(settings or LayeredSettings(store), lease_seconds, option))
+
+
 def consolidation_plan(
     settings: LayeredSettings,
     model: BaseChatModel | MaintenanceModel,
     now: datetime,
     progress: Callable[[ScopeResult], None] | None,
     worker: Worker,
+    platform: EffectiveSettings,
 ) -> Plan[ConsolidationReport]:
-    """Consolidate every scope with pending notes, up to the per-run scope cap, each with the
-    model its settings name (`maintenance_model`), else `model`, under `worker`'s lease on
-    it; the scopes are walked from the worker's starting point."""
+    """Consolidate every scope with pending notes, up to the per-run scope cap (of the
+    `platform` settings), each with the model its settings name (`maintenance_model`), else
+    `model`, under `worker`'s lease on it; the scopes are walked from the worker's starting
+    point."""
     maintenance = maintenance_of(model)
-    platform = yield from settings.effective_plan(MemoryContext())
     candidates = yield from note_scopes_plan()
     report = ConsolidationReport()
     processed = 0
@@ -387,6 +423,22 @@ def recorded_plan(
     return report
 
 
+def nightly_plan(
+    record: JobRun,
+    settings: LayeredSettings,
+    model: BaseChatModel | MaintenanceModel,
+    started: datetime,
+    progress: Callable[[ScopeResult], None] | None,
+    keep: int,
+    worker: Worker,
+) -> Plan[ConsolidationReport]:
+    """A nightly run as `record`: the lease is checked against the base settings' model
+    timeout first (refused, nothing written, not even the record), then the run is recorded."""
+    platform = yield from lease_check_plan(settings, worker.lease_seconds)
+    work = consolidation_plan(settings, model, started, progress, worker, platform)
+    return (yield from recorded_plan(record, work, keep, run_clock(started)))
+
+
 def _nightly(
     store: BaseStore,
     model: BaseChatModel,
@@ -398,10 +450,10 @@ def _nightly(
 ) -> tuple[JobRun, Plan[ConsolidationReport]]:
     started = now or datetime.now(UTC)
     worker = worker or Worker()
+    keep = check_keep(keep_runs)
     record = new_run("consolidation", "nightly", None, started, worker=worker.id)
     layered = settings or LayeredSettings(store)
-    work = consolidation_plan(layered, model, started, progress, worker)
-    return record, recorded_plan(record, work, check_keep(keep_runs), run_clock(started))
+    return record, nightly_plan(record, layered, model, started, progress, keep, worker)
 
 
 def consolidate(

@@ -7,6 +7,16 @@ another worker holds is skipped and named in the run record. A worker that dies 
 lease blocks its scope only until the lease expires (`lease_seconds`); then any worker takes
 the scope and finishes it: the notes the dead worker had not marked are still unmarked, and
 a document it saved names the notes it folded, so nothing is folded twice.
+
+The lease must outlast the longest step it covers: from the take to the renewal a worker reads
+the scope and waits for the model, whose call gives up after `consolidation_timeout_seconds`;
+a worker whose model answers after its lease expired writes nothing, so a lease shorter than
+that timeout could leave a slow scope unfolded every night. Such a lease is refused
+(`check_lease`, `LeaseTooShortError`) before anything is written: the job checks the
+timeout of its base settings before it starts, and a scope whose own settings give a longer
+timeout fails with that error, unread. A lease equal to the timeout is accepted: the reads
+before the model call are quick, and the safety judge and the writes come after the renewal,
+under a fresh lease (the default, 300 s, leaves room over the default timeout, 120 s).
 """
 
 from __future__ import annotations
@@ -37,6 +47,46 @@ class LeaseError(MemoryPluginError, ValueError):
     """A worker's id or lease length is unusable."""
 
 
+class LeaseTooShortError(LeaseError):
+    """A lease shorter than the model timeout it must outlast (`consolidation_timeout_seconds`):
+    a model call could run past the lease, and its scope would never be folded. `option`
+    names the lease as the caller gave it (`lease_seconds`, `--lease-seconds`); `scoped`: the
+    timeout is one scope's own, not the job's."""
+
+    def __init__(
+        self,
+        lease_seconds: float,
+        timeout_seconds: float,
+        option: str = "lease_seconds",
+        scoped: bool = False,
+    ) -> None:
+        super().__init__(lease_seconds, timeout_seconds, option, scoped)
+        self.lease_seconds = lease_seconds
+        self.timeout_seconds = timeout_seconds
+        self.option = option
+        self.scoped = scoped
+
+    def __str__(self) -> str:
+        lease, timeout = f"{self.lease_seconds:g}", f"{self.timeout_seconds:g}"
+        if self.scoped:
+            return (
+                f"{self.option} {lease} is shorter than this scope's "
+                f"consolidation_timeout_seconds ({timeout} s): its model call could outlast the "
+                "lease, so the scope is not consolidated; give the workers a lease of at least "
+                f"{timeout} s or lower consolidation_timeout_seconds for this scope"
+            )
+        return (
+            f"{self.option} {lease} is shorter than consolidation_timeout_seconds ({timeout} s): "
+            "a model call could outlast its lease and its scope would never be folded; give a "
+            f"lease of at least {timeout} s (default {LEASE_SECONDS:g} s) or lower "
+            "consolidation_timeout_seconds"
+        )
+
+    def named(self, option: str) -> LeaseTooShortError:
+        """The same refusal, naming the lease as `option` (a command-line flag)."""
+        return LeaseTooShortError(self.lease_seconds, self.timeout_seconds, option, self.scoped)
+
+
 class LeaseLostError(MemoryPluginError):
     """Another worker took the scope while this one waited for the model (its lease had
     expired); this worker writes nothing."""
@@ -50,10 +100,12 @@ def default_worker_id() -> str:
 @dataclass(frozen=True)
 class Worker:
     """One consolidation worker: its id (in leases and the run record) and how long its
-    lease on a scope lasts. `shard`, `shards`: this worker's place among workers started
-    together (it starts at its share of the scopes); else it starts where its id hashes to.
-    `only`: the namespaces of the only scopes it takes (a dead worker's, retried). `clock`:
-    the Unix time its leases are judged at (None: the database's clock; tests move it on)."""
+    lease on a scope lasts (the job refuses one shorter than its model timeout,
+    `consolidation_timeout_seconds`: see `check_lease`). `shard`, `shards`: this worker's
+    place among workers started together (it starts at its share of the scopes); else it
+    starts where its id hashes to. `only`: the namespaces of the only scopes it takes (a dead
+    worker's, retried). `clock`: the Unix time its leases are judged at (None: the database's
+    clock; tests move it on)."""
 
     id: str = field(default_factory=default_worker_id)
     lease_seconds: float = LEASE_SECONDS
@@ -97,6 +149,15 @@ class Worker:
         else:
             start = int(hashlib.sha256(self.id.encode()).hexdigest(), 16) % len(items)
         return [*items[start:], *items[:start]]
+
+
+def check_lease(
+    lease_seconds: float, timeout_seconds: float, *, option: str = "lease_seconds"
+) -> None:
+    """Refuse a lease shorter than the model timeout it must outlast (LeaseTooShortError,
+    naming the lease as `option`); one equal to it or longer passes."""
+    if lease_seconds < timeout_seconds:
+        raise LeaseTooShortError(lease_seconds, timeout_seconds, option)
 
 
 def lease_name(scope: Scope) -> str:

@@ -192,8 +192,12 @@ def run_workers(
 ) -> list[WorkerOutcome]:
     """Run `count` workers at once, one process each, each at its own share of the scopes;
     returns their outcomes in worker order, then those of the retries of lost workers'
-    scopes (a lost worker's outcome is failed, naming why)."""
+    scopes (a lost worker's outcome is failed, naming why). A lease shorter than the model
+    timeout of the job's base settings in the store at `url` is refused before any worker
+    starts (LeaseTooShortError)."""
+    from memory_plugin.backends import connect
     from memory_plugin.models import resolve_model
+    from memory_plugin.scoped.consolidation import check_job_lease
 
     ids = worker_ids(count, worker_id)
     workers = [Worker(wid, lease_seconds, i, count) for i, wid in enumerate(ids)]
@@ -203,6 +207,8 @@ def run_workers(
             f"several workers need a shared database: give --url (or ${URL_ENV}) a sqlite "
             "or postgresql URL, not memory://"
         )
+    with connect(url) as backend:
+        check_job_lease(backend.store, lease_seconds)
     resolve_model(model)
     ended = _run_processes(url, model, workers)
     lost = {wid: found for wid, found in ended.items() if isinstance(found, str)}
