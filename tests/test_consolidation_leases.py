@@ -95,9 +95,10 @@ def _cli(*args: str, **env: str) -> subprocess.Popen[str]:
     )
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "postgres", "pgbouncer"])
 def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh database URL that separate processes can share."""
+    """A fresh database URL that separate processes can share (PostgreSQL directly and
+    through PgBouncer in transaction mode)."""
     from tests.conftest import url_for
 
     return url_for(request.param, request, tmp_path)

@@ -36,6 +36,9 @@ from memory_plugin.backends.url import scrub
 from memory_plugin.errors import BackendError, BackendUnavailableError
 
 SETUP_LOCK_SQL = "SELECT pg_try_advisory_xact_lock(hashtext('memory_plugin.setup'))"
+# The lock's transaction idles while the migrations run: a server-wide
+# idle_in_transaction_session_timeout must not end it (and the lock) half-way.
+_KEEP_IDLE = "SELECT set_config('idle_in_transaction_session_timeout', '0', true)"
 SETUP_LOCK_POLL_SECONDS = 0.05
 SETUP_LOCK_TIMEOUT_SECONDS = 120
 _STORED_DIMS = (
@@ -106,6 +109,7 @@ def _take_setup_lock(conn: psycopg.Connection[Any], display: str) -> None:
         conn.execute("BEGIN")
         row = conn.execute(SETUP_LOCK_SQL).fetchone()
         if row and row[0]:
+            conn.execute(_KEEP_IDLE)
             return
         conn.execute("ROLLBACK")
         if time.monotonic() > deadline:
