@@ -1,7 +1,7 @@
 """The sharded nightly job: scopes consolidated per minute with 1, 2 and 4 workers.
 
 Run: python bench/consolidation_shards.py --url postgresql://... [--scopes 10000]
-     [--notes 3] [--workers 1,2,4] [--seed-threads 8]
+     [--notes 3] [--workers 1,2,4] [--seed-threads 8] [--model-latency 0]
      (the URL must name a scratch database: its plugin tables are emptied before each round;
      a sqlite:///path URL works too, its file is replaced each round)
 
@@ -9,7 +9,8 @@ Each round empties the database, writes `--scopes` personal scopes of `--notes` 
 ten days old (past the 7-day minimum age), with `ScopedMemory.import_notes`, raises the
 per-run scope cap to cover them all, then starts that many worker processes at once through
 `memory_plugin.scoped.shards.run_workers` (what `memory-plugin consolidate --workers N`
-runs), each with a fast scripted maintenance model that appends the notes to the document.
+runs), each with a fast scripted maintenance model that appends the notes to the document
+(`--model-latency S`: it sleeps S seconds per call first, as a real model's answer takes).
 Afterwards it checks that every note was folded exactly once (the folded marks counted in
 the database, the notes folded counted by the workers). Reported: the job's span (the
 slowest worker's time consolidating, process start excluded) and the wall time including
@@ -19,6 +20,7 @@ process start, scopes per minute over the span, and the ratio against 1 worker.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -42,16 +44,22 @@ from memory_plugin.settings import LayeredSettings
 MODEL = f"{Path(__file__).resolve()}:folding_model"
 _DOC = re.compile(r"<memory_document>\n(.*?)\n</memory_document>", re.S)
 _NOTES = re.compile(r"<notes>\n(.*?)\n</notes>", re.S)
+LATENCY_ENV = "BENCH_MODEL_LATENCY"  # read by the worker processes' folding_model()
 
 
 class FoldingModel(BaseChatModel):
-    """Stands in for the maintenance LLM: the document with the notes appended, at once."""
+    """Stands in for the maintenance LLM: the document with the notes appended, after
+    `latency` seconds (0: at once)."""
+
+    latency: float = 0.0
 
     @property
     def _llm_type(self) -> str:
         return "folding-bench"
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        if self.latency > 0:
+            time.sleep(self.latency)
         prompt = str(messages[-1].content)
         document, notes = _DOC.search(prompt), _NOTES.search(prompt)
         current = document.group(1) if document and document.group(1) != "(empty)" else ""
@@ -61,8 +69,8 @@ class FoldingModel(BaseChatModel):
 
 
 def folding_model() -> FoldingModel:
-    """A fresh FoldingModel (the workers' --model)."""
-    return FoldingModel()
+    """A fresh FoldingModel (the workers' --model), as slow as $BENCH_MODEL_LATENCY says."""
+    return FoldingModel(latency=float(os.environ.get(LATENCY_ENV) or 0))
 
 
 def _reset(url: str) -> None:
@@ -146,10 +154,17 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=3, help="notes per scope")
     parser.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
     parser.add_argument("--seed-threads", type=int, default=8)
+    parser.add_argument(
+        "--model-latency", type=float, default=0.0, help="seconds the model takes per call"
+    )
     args = parser.parse_args()
+    os.environ[LATENCY_ENV] = str(args.model_latency)  # the spawned workers inherit it
     counts = [int(n) for n in args.workers.split(",")]
     kind = parse_url(args.url).kind
-    print(f"{args.scopes} scopes x {args.notes} notes on {kind}, workers {counts}")
+    print(
+        f"{args.scopes} scopes x {args.notes} notes on {kind}, workers {counts}, "
+        f"model latency {args.model_latency:g} s"
+    )
     print(
         "| workers | scopes | seconds (span) | wall (with start) | scopes/min | vs 1 worker "
         "| skipped (held) | notes folded |"
