@@ -56,13 +56,14 @@ PGBOUNCER_SCRIPT = Path(__file__).parent.parent / ".ci" / "postgres.sh"
 
 
 @pytest.fixture(scope="session")
-def pgbouncer_url(postgres_url: str) -> Iterator[str]:
+def pgbouncer_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """The test database through PgBouncer in transaction mode, as many app servers reach
     PostgreSQL past max_connections."""
-    if shutil.which("pgbouncer") is None and not Path("/usr/sbin/pgbouncer").exists():
+    if shutil.which("pgbouncer", path=f"{os.environ.get('PATH', '')}{os.pathsep}/usr/sbin") is None:
         if IN_CI:
             pytest.fail("PgBouncer is required in CI: apt-get install pgbouncer")
         pytest.skip("no pgbouncer (apt-get install pgbouncer)")
+    postgres_url: str = request.getfixturevalue("postgres_url")
     started = subprocess.run(
         ["bash", str(PGBOUNCER_SCRIPT), "pgbouncer", postgres_url],
         capture_output=True,

@@ -134,3 +134,25 @@ def test_an_error_the_server_sent_is_not_called_a_malformed_url() -> None:
     assert "malformed" not in said and "s3cret-pw" not in said
     with pytest.raises(BackendError, match="is malformed"):
         connect("postgresql://ann@127.0.0.1:1/app?bogus_option=1")
+
+
+def _pgbouncer_test(ci: str) -> subprocess.CompletedProcess[str]:
+    """Run one PgBouncer test in a child pytest where no pgbouncer can be found."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_TEST_POSTGRES_URL"} | {"CI": ci}
+    code = (
+        "import shutil, sys; shutil.which = lambda *args, **kwargs: None; import pytest; "
+        "sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '-rs', "
+        "'tests/test_pg_setup.py::test_aconnect_notices_pgbouncer_too']))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_missing_pgbouncer_fails_in_ci_and_skips_elsewhere() -> None:
+    in_ci = _pgbouncer_test("true")
+    assert in_ci.returncode != 0
+    assert "PgBouncer is required in CI" in in_ci.stdout
+    local = _pgbouncer_test("")
+    assert local.returncode == 0
+    assert "1 skipped" in local.stdout
