@@ -163,3 +163,15 @@ def reachable_namespace(
     if rest[:2] in (["personal", me], ["profile", me]):
         return True
     return rest[:1] == ["agent"] and (rest[2:3] == ["shared"] or rest[2:4] == ["user", me])
+
+
+def bounded_namespace(ctx: MemoryContext) -> tuple[str, ...]:
+    """Where one agent's bounded entries for one user live."""
+    if not ctx.user_id:
+        raise ScopeError("bounded memory needs user_id in the run context, and there is none")
+    if ctx.thread_owner_id is not None and ctx.thread_owner_id != ctx.user_id:
+        raise ScopeError("bounded memory cannot be used from another user's thread")
+    tenant = ("org", encode_id(ctx.org_id, what="org_id")) if ctx.org_id else ()
+    agent = encode_id(ctx.agent_id, what="agent_id") if ctx.agent_id else "default"
+    user = encode_id(ctx.user_id, what="user_id")
+    return namespace(*tenant, "agent", agent, "user", user, "bounded")

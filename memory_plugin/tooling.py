@@ -1,4 +1,5 @@
-"""Building the model's tools: one sync and one async body, the same error contract."""
+"""Building the model's tools: one sync and one async body, the same error contract, the
+run's context as a tool sees it, and the limit on how many results a tool may ask for."""
 
 from __future__ import annotations
 
@@ -13,11 +14,35 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
-from memory_plugin.errors import MemoryPluginError
+from memory_plugin.context import MemoryContext
+from memory_plugin.errors import MemoryPluginError, MemoryWriteError
+from memory_plugin.identity import Membership
 
 logger = logging.getLogger(__name__)
 
 _schemas: dict[tuple[str, CodeType], Any] = {}
+
+
+def tool_context(runtime: ToolRuntime[Any, Any], membership: Membership | None) -> MemoryContext:
+    """The run's MemoryContext seen from a tool, its workspace checked with `membership`."""
+    config = runtime.config
+    return MemoryContext.from_run(
+        runtime.context,
+        config.get("configurable"),
+        membership=membership,
+        metadata=config.get("metadata"),
+    )
+
+
+def clamp_k(k: int | None, default: int, maximum: int) -> int:
+    """The number of notes to return: default when None, at most `maximum`, at least 1."""
+    if k is None:
+        return min(default, maximum)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise MemoryWriteError(f"k must be a whole number, got {k!r}")
+    if k <= 0:
+        raise MemoryWriteError(f"k must be at least 1, got {k}")
+    return min(k, maximum)
 
 
 def runtime_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:

@@ -9,8 +9,8 @@ from langgraph.store.base import PutOp
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.agent import AgentMemory
 from memory_plugin.bounded import BoundedMemory
-from memory_plugin.bounded.api import bounded_namespace
 from memory_plugin.provenance import Provenance, origin
+from memory_plugin.scope import bounded_namespace
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import MemorySettings
 from tests.test_agent_entries import ON as AGENT_ON

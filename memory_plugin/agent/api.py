@@ -26,8 +26,8 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
 from memory_plugin.identity import Membership, admit, trust_run_context
 from memory_plugin.plans import Plan, arun, run
-from memory_plugin.scoped.recall import clamp_k
 from memory_plugin.settings import MemorySettings, SettingsCache
+from memory_plugin.tooling import clamp_k
 
 
 class AgentMemory:

@@ -18,8 +18,7 @@ from memory_plugin.events import emit
 from memory_plugin.identity import Membership
 from memory_plugin.plans import arun, run
 from memory_plugin.provenance import tool_origin
-from memory_plugin.scoped.tools import tool_context
-from memory_plugin.tooling import Twin, runtime_store, twin_tools
+from memory_plugin.tooling import Twin, runtime_store, tool_context, twin_tools
 
 STORE = (
     "Store one durable fact as an agent memory entry under a short `key` (storing a key again "

@@ -16,27 +16,15 @@ from memory_plugin.blocks import PromptBlock
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
 from memory_plugin.bounded.prompt import block_text
 from memory_plugin.context import MemoryContext
-from memory_plugin.errors import ConflictError, ScopeError
-from memory_plugin.namespaces import encode_id, namespace
+from memory_plugin.errors import ConflictError
 from memory_plugin.plans import Plan, PutIfVersion, arun, run
 from memory_plugin.provenance import Provenance, current, provenance_of
 from memory_plugin.safety import screen
+from memory_plugin.scope import bounded_namespace
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
 RETRIES = 64
 BLOCK = "bounded_memory"
-
-
-def bounded_namespace(ctx: MemoryContext) -> tuple[str, ...]:
-    """Where one agent's bounded entries for one user live."""
-    if not ctx.user_id:
-        raise ScopeError("bounded memory needs user_id in the run context, and there is none")
-    if ctx.thread_owner_id is not None and ctx.thread_owner_id != ctx.user_id:
-        raise ScopeError("bounded memory cannot be used from another user's thread")
-    tenant = ("org", encode_id(ctx.org_id, what="org_id")) if ctx.org_id else ()
-    agent = encode_id(ctx.agent_id, what="agent_id") if ctx.agent_id else "default"
-    user = encode_id(ctx.user_id, what="user_id")
-    return namespace(*tenant, "agent", agent, "user", user, "bounded")
 
 
 def limit_of(settings: MemorySettings, target: str) -> int:

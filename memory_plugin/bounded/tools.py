@@ -11,8 +11,7 @@ from memory_plugin.bounded.api import BoundedMemory
 from memory_plugin.events import emit
 from memory_plugin.identity import Membership
 from memory_plugin.provenance import tool_origin
-from memory_plugin.scoped.tools import tool_context
-from memory_plugin.tooling import twin_tool
+from memory_plugin.tooling import tool_context, twin_tool
 
 MEMORY_TOOL = "memory"
 DESCRIPTION = (

@@ -43,9 +43,10 @@ from memory_plugin.scoped.notes import (
 )
 from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.prompt import recent_notes_plan
-from memory_plugin.scoped.recall import Hit, clamp_k, recall_plan
+from memory_plugin.scoped.recall import Hit, recall_plan
 from memory_plugin.scoped.rerank import rerank_plan
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
+from memory_plugin.tooling import clamp_k
 
 
 def utc_now() -> datetime:

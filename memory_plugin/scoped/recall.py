@@ -46,17 +46,6 @@ def keyword_scores(query: str, notes: list[Note], limit: int) -> dict[str, float
     return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit])
 
 
-def clamp_k(k: int | None, default: int, maximum: int) -> int:
-    """The number of notes to return: default when None, at most `maximum`, at least 1."""
-    if k is None:
-        return min(default, maximum)
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise MemoryWriteError(f"k must be a whole number, got {k!r}")
-    if k <= 0:
-        raise MemoryWriteError(f"k must be at least 1, got {k}")
-    return min(k, maximum)
-
-
 def neighbour_keys(keys: Collection[str], reach: int) -> list[str]:
     """The keys of the notes up to `reach` positions from each key on the same day, the keys
     themselves included."""

@@ -24,7 +24,7 @@ from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.recall import Hit
 from memory_plugin.scoped.seen import UNSEEN, artifact, seen_version
 from memory_plugin.scoped.seen import UPDATE_MEMORY as UPDATE_MEMORY_TOOL
-from memory_plugin.tooling import Twin, runtime_store, twin_tools
+from memory_plugin.tooling import Twin, runtime_store, tool_context, twin_tools
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -46,17 +46,6 @@ RECALL = (
     "Search long-term memory notes, including older ones not shown in <recent_memory_notes>. "
     "Returns the best matching notes with their dates; k is how many (default 8, at most 20)."
 )
-
-
-def tool_context(runtime: ToolRuntime[Any, Any], membership: Membership | None) -> MemoryContext:
-    """The run's MemoryContext seen from a tool, its workspace checked with `membership`."""
-    config = runtime.config
-    return MemoryContext.from_run(
-        runtime.context,
-        config.get("configurable"),
-        membership=membership,
-        metadata=config.get("metadata"),
-    )
 
 
 def _noted(note: Note) -> str:
