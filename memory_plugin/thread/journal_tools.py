@@ -19,6 +19,7 @@ from langgraph.prebuilt import ToolRuntime
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.thread.journal import JournalEntry, search_plan, tool_call_plan
+from memory_plugin.thread.turn import thread_id_of
 from memory_plugin.tooling import Twin, runtime_store, twin_tools
 
 logger = logging.getLogger(__name__)
@@ -41,15 +42,6 @@ VIEW = (
 Found = tuple[JournalEntry | None, JournalEntry | None]
 
 
-def _thread(runtime: ToolRuntime[Any, Any]) -> str:
-    thread_id = (runtime.config.get("configurable") or {}).get("thread_id")
-    if thread_id is None:
-        raise MemoryPluginError(
-            "the journal needs a thread: run the graph with a configurable thread_id"
-        )
-    return str(thread_id)
-
-
 def _date(value: str | None, what: str) -> date | None:
     if value is None or not value.strip():
         return None
@@ -69,7 +61,7 @@ def _search(
     limit: int,
 ) -> Plan[list[JournalEntry]]:
     return search_plan(
-        _thread(runtime),
+        thread_id_of(runtime.config, "the journal"),
         query,
         role=role,
         after=_date(after, "after"),
@@ -144,11 +136,11 @@ def journal_tools() -> list[BaseTool]:
         return _hits(query, await arun(runtime_store(runtime), plan))
 
     def journal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
-        plan = tool_call_plan(_thread(runtime), tool_call_id)
+        plan = tool_call_plan(thread_id_of(runtime.config, "the journal"), tool_call_id)
         return _view(tool_call_id, run(runtime_store(runtime), plan))
 
     async def ajournal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
-        plan = tool_call_plan(_thread(runtime), tool_call_id)
+        plan = tool_call_plan(thread_id_of(runtime.config, "the journal"), tool_call_id)
         return _view(tool_call_id, await arun(runtime_store(runtime), plan))
 
     twins: list[Twin] = [

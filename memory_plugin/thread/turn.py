@@ -31,11 +31,13 @@ RECENT_WINDOW = "recent_window"
 SETTINGS, SUMMARY = "settings", "summary"
 
 
-def thread_id_of(config: RunnableConfig) -> str:
-    """The run's thread id; thread memory cannot work without one."""
+def thread_id_of(config: RunnableConfig, needs: str = "thread memory") -> str:
+    """The run's thread id; what `needs` it cannot work without one (ScopeError)."""
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if not thread_id:
-        raise ScopeError("thread memory needs a thread_id in config['configurable']")
+        raise ScopeError(
+            f"{needs} needs a thread_id: run the graph with one in config['configurable']"
+        )
     return str(thread_id)
 
 
