@@ -37,6 +37,12 @@ from memory_plugin.backends.fts import (
     pg_search_connection,
     sqlite_search_connection,
 )
+from memory_plugin.backends.langgraph_tables import (
+    PG_CLAIM_SEED,
+    PG_INSERT_DATED,
+    SQLITE_CLAIM_SEED,
+    SQLITE_INSERT_DATED,
+)
 from memory_plugin.backends.steps import adrive, drive
 
 
@@ -77,27 +83,8 @@ _PG_BUMP = (
     "UPDATE memory_claims SET last = last + %(n)s "
     "WHERE prefix = %(prefix)s AND grp = %(grp)s RETURNING last"
 )
-_PG_SEED = """
-INSERT INTO memory_claims (prefix, grp, last)
-SELECT %(prefix)s, %(grp)s, COALESCE(MAX(substr(key, %(digits)s)::bigint), 0) + %(n)s
-FROM store WHERE prefix = %(prefix)s AND starts_with(key, %(head)s)
-RETURNING last
-"""
-_PG_INSERT = (
-    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-    "VALUES (%s, %s, %s, COALESCE(%s, NOW()), COALESCE(%s, NOW()))"
-)
 _SQLITE_BUMP = (
     "UPDATE memory_claims SET last = last + ? WHERE prefix = ? AND grp = ? RETURNING last"
-)
-_SQLITE_SEED = (
-    "INSERT INTO memory_claims (prefix, grp, last) "
-    "SELECT ?, ?, COALESCE(MAX(CAST(substr(key, ?) AS INTEGER)), 0) + ? FROM store "
-    "WHERE prefix = ? AND key >= ? AND key < ? RETURNING last"
-)
-_SQLITE_INSERT = (
-    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-    "VALUES (?, ?, ?, COALESCE(?, CURRENT_TIMESTAMP), COALESCE(?, CURRENT_TIMESTAMP))"
 )
 _PROBES = 48
 
@@ -238,11 +225,11 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
                 conn.execute(_PG_LOCK, (_pg_lock_name(request.namespace, request.group),))
                 row = conn.execute(_PG_BUMP, params).fetchone()
                 if row is None:
-                    row = conn.execute(_PG_SEED, params).fetchone()
+                    row = conn.execute(PG_CLAIM_SEED, params).fetchone()
             assert row is not None, "INSERT ... SELECT of one row returns that row"
             stored = _claimed(request, int(row["last"]))
             with conn.cursor() as cur:
-                cur.executemany(_PG_INSERT, _pg_rows(request, stored))
+                cur.executemany(PG_INSERT_DATED, _pg_rows(request, stored))
             return stored
     if isinstance(store, SqliteStore):
         with sqlite_search_connection(store) as db:
@@ -250,9 +237,9 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
             try:
                 rows = db.execute(_SQLITE_BUMP, _sqlite_bump_args(request)).fetchall()
                 if not rows:
-                    rows = db.execute(_SQLITE_SEED, _sqlite_seed_args(request)).fetchall()
+                    rows = db.execute(SQLITE_CLAIM_SEED, _sqlite_seed_args(request)).fetchall()
                 stored = _claimed(request, int(rows[0][0]))
-                db.executemany(_SQLITE_INSERT, _sqlite_rows(request, stored))
+                db.executemany(SQLITE_INSERT_DATED, _sqlite_rows(request, stored))
                 analyse = keywords.analyse_steps(_prefix(request.namespace))
                 drive(analyse, lambda sql, args: db.execute(sql, args).fetchall())
             except BaseException:
@@ -284,11 +271,11 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
                 await conn.execute(_PG_LOCK, lock)
                 row = await (await conn.execute(_PG_BUMP, params)).fetchone()
                 if row is None:
-                    row = await (await conn.execute(_PG_SEED, params)).fetchone()
+                    row = await (await conn.execute(PG_CLAIM_SEED, params)).fetchone()
             assert row is not None, "INSERT ... SELECT of one row returns that row"
             stored = _claimed(request, int(row["last"]))
             async with conn.cursor() as cur:
-                await cur.executemany(_PG_INSERT, _pg_rows(request, stored))
+                await cur.executemany(PG_INSERT_DATED, _pg_rows(request, stored))
             return stored
     if isinstance(store, AsyncSqliteStore):
         async with asqlite_search_connection(store) as db:
@@ -297,9 +284,9 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
                 found = list(await db.execute_fetchall(_SQLITE_BUMP, _sqlite_bump_args(request)))
                 if not found:
                     seed = _sqlite_seed_args(request)
-                    found = list(await db.execute_fetchall(_SQLITE_SEED, seed))
+                    found = list(await db.execute_fetchall(SQLITE_CLAIM_SEED, seed))
                 stored = _claimed(request, int(found[0][0]))
-                await db.executemany(_SQLITE_INSERT, _sqlite_rows(request, stored))
+                await db.executemany(SQLITE_INSERT_DATED, _sqlite_rows(request, stored))
                 await adrive(
                     keywords.analyse_steps(_prefix(request.namespace)), db.execute_fetchall
                 )

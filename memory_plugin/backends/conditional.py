@@ -28,35 +28,16 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg.types.json import Jsonb
 
 from memory_plugin.backends.index import log_once
+from memory_plugin.backends.langgraph_tables import (
+    PG_INSERT_NEW,
+    PG_UPDATE_IF_VERSION,
+    PG_UPSERT,
+    SQLITE_INSERT_NEW,
+    SQLITE_READ_VALUE,
+    SQLITE_UPDATE_VALUE,
+    SQLITE_UPSERT,
+)
 from memory_plugin.compat import pg_async_connections, pg_connections
-
-_PG_INSERT = (
-    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-    "VALUES (%s, %s, %s, NOW(), NOW()) ON CONFLICT (prefix, key) DO NOTHING"
-)
-_PG_UPDATE = (
-    "UPDATE store SET value = %s, updated_at = NOW() "
-    "WHERE prefix = %s AND key = %s AND (value->>'version')::bigint = %s"
-)
-_PG_UPSERT = (
-    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-    "VALUES (%s, %s, %s, NOW(), NOW()) "
-    "ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = NOW()"
-)
-_SQLITE_READ = "SELECT value FROM store WHERE prefix = ? AND key = ?"
-_SQLITE_INSERT = (
-    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-    "VALUES (?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
-)
-_SQLITE_UPDATE = (
-    "UPDATE store SET value = ?, updated_at = CURRENT_TIMESTAMP WHERE prefix = ? AND key = ?"
-)
-_SQLITE_UPSERT = (
-    "INSERT INTO store (prefix, key, value, created_at, updated_at) "
-    "VALUES (?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP) "
-    "ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, "
-    "updated_at = CURRENT_TIMESTAMP"
-)
 
 _thread_locks: weakref.WeakKeyDictionary[BaseStore, threading.Lock] = weakref.WeakKeyDictionary()
 _guard = threading.Lock()
@@ -133,29 +114,29 @@ def put_if_version(
     if isinstance(store, PostgresStore):
         with pg_connections.get_connection(store.conn) as conn, conn.transaction():
             if expected is None:
-                cur = conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
+                cur = conn.execute(PG_INSERT_NEW, (_prefix(namespace), key, Jsonb(new)))
             else:
                 params = (Jsonb(new), _prefix(namespace), key, expected)
-                cur = conn.execute(_PG_UPDATE, params)
+                cur = conn.execute(PG_UPDATE_IF_VERSION, params)
             if cur.rowcount != 1:
                 return None
             for prefix, extra_key, extra_value in extra:
-                conn.execute(_PG_UPSERT, (prefix, extra_key, Jsonb(extra_value)))
+                conn.execute(PG_UPSERT, (prefix, extra_key, Jsonb(extra_value)))
             return new
     if isinstance(store, SqliteStore):
         with store.lock:
             db = store.conn
             db.execute("BEGIN IMMEDIATE")
             try:
-                rows = db.execute(_SQLITE_READ, (_prefix(namespace), key)).fetchall()
+                rows = db.execute(SQLITE_READ_VALUE, (_prefix(namespace), key)).fetchall()
                 row = rows[0] if rows else None
                 ok = _sqlite_check(row, expected)
                 if ok:
-                    sql = _SQLITE_INSERT if row is None else _SQLITE_UPDATE
+                    sql = SQLITE_INSERT_NEW if row is None else SQLITE_UPDATE_VALUE
                     args = (_prefix(namespace), key, orjson.dumps(new))
                     db.execute(sql, args if row is None else (args[2], args[0], args[1]))
                     for prefix, extra_key, extra_value in extra:
-                        db.execute(_SQLITE_UPSERT, (prefix, extra_key, orjson.dumps(extra_value)))
+                        db.execute(SQLITE_UPSERT, (prefix, extra_key, orjson.dumps(extra_value)))
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -189,14 +170,14 @@ async def aput_if_version(
             conn.transaction(),
         ):
             if expected is None:
-                cur = await conn.execute(_PG_INSERT, (_prefix(namespace), key, Jsonb(new)))
+                cur = await conn.execute(PG_INSERT_NEW, (_prefix(namespace), key, Jsonb(new)))
             else:
                 params = (Jsonb(new), _prefix(namespace), key, expected)
-                cur = await conn.execute(_PG_UPDATE, params)
+                cur = await conn.execute(PG_UPDATE_IF_VERSION, params)
             if cur.rowcount != 1:
                 return None
             for prefix, extra_key, extra_value in extra:
-                await conn.execute(_PG_UPSERT, (prefix, extra_key, Jsonb(extra_value)))
+                await conn.execute(PG_UPSERT, (prefix, extra_key, Jsonb(extra_value)))
             return new
     if isinstance(store, AsyncSqliteStore):
         if not store.is_setup:
@@ -205,16 +186,16 @@ async def aput_if_version(
             db = store.conn
             await db.execute("BEGIN IMMEDIATE")
             try:
-                async with db.execute(_SQLITE_READ, (_prefix(namespace), key)) as rows:
+                async with db.execute(SQLITE_READ_VALUE, (_prefix(namespace), key)) as rows:
                     row = await rows.fetchone()
                 ok = _sqlite_check(row, expected)
                 if ok:
-                    sql = _SQLITE_INSERT if row is None else _SQLITE_UPDATE
+                    sql = SQLITE_INSERT_NEW if row is None else SQLITE_UPDATE_VALUE
                     args = (_prefix(namespace), key, orjson.dumps(new))
                     await db.execute(sql, args if row is None else (args[2], args[0], args[1]))
                     for prefix, extra_key, extra_value in extra:
                         upsert = (prefix, extra_key, orjson.dumps(extra_value))
-                        await db.execute(_SQLITE_UPSERT, upsert)
+                        await db.execute(SQLITE_UPSERT, upsert)
             except BaseException:
                 await db.execute("ROLLBACK")
                 raise

@@ -1,4 +1,5 @@
-"""Keyword indexes of notes, kept in step with the LangGraph `store` table by triggers.
+"""Keyword indexes of notes, kept in step with the LangGraph `store` table by triggers
+(memory_plugin.backends.langgraph_tables).
 
 Every write to `store`, ours or a LangGraph put or delete, updates the index in the same
 transaction, and both databases score with each scope's own statistics. SQLite: a row map of
@@ -27,36 +28,14 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
+from memory_plugin.backends.langgraph_tables import (
+    PG_NOTE_FTS,
+    PG_NOTE_SYNC,
+    SQLITE_NOTE_ROWS,
+    SQLITE_NOTE_TRIGGERS,
+)
 from memory_plugin.backends.steps import Steps, adrive, drive, transaction
 from memory_plugin.compat import pg_async_connections, pg_connections
-
-NOTES_GLOB = "memory_plugin.*.notes"
-_MATCH = "prefix = {row}.prefix AND key = {row}.key"
-_LIVE = """{row}.prefix GLOB '{glob}' AND json_extract({row}.value, '$.deleted') IS NOT 1
-            AND json_type({row}.value, '$.text') = 'text'
-            AND json_extract({row}.value, '$.text') <> ''"""
-
-
-def _sqlite_forget(row: str) -> str:
-    """Trigger statements dropping the note `row` (old or new) from the row map, and its
-    postings and its share of the scope's statistics when it was analysed."""
-    match = _MATCH.format(row=row)
-    return f"""
-        UPDATE memory_note_stats SET docs = docs - 1,
-            total_len = total_len - (SELECT len FROM memory_note_rows WHERE {match})
-            WHERE prefix = {row}.prefix
-            AND (SELECT len FROM memory_note_rows WHERE {match}) IS NOT NULL;
-        DELETE FROM memory_note_terms
-            WHERE scope = (SELECT id FROM memory_note_stats WHERE prefix = {row}.prefix)
-            AND term IN (SELECT value FROM json_each(
-                (SELECT terms FROM memory_note_rows WHERE {match})))
-            AND key = {row}.key;
-        DELETE FROM memory_note_rows WHERE {match};"""
-
-
-_SQLITE_ADD = f"""
-        INSERT INTO memory_note_rows (prefix, key) SELECT new.prefix, new.key
-            WHERE {_LIVE.format(row="new", glob=NOTES_GLOB)};"""
 
 SQLITE_SCHEMA = [
     """CREATE TABLE IF NOT EXISTS memory_claims (
@@ -78,21 +57,8 @@ SQLITE_PER_SCOPE = [
     """CREATE TABLE memory_note_terms (
         scope INTEGER NOT NULL, term TEXT NOT NULL, key TEXT NOT NULL, tf INTEGER NOT NULL,
         len INTEGER NOT NULL, PRIMARY KEY (scope, term, key)) WITHOUT ROWID""",
-    f"""CREATE TRIGGER memory_note_index_insert AFTER INSERT ON store
-    WHEN new.prefix GLOB '{NOTES_GLOB}' BEGIN{_sqlite_forget("new")}{_SQLITE_ADD}
-    END""",
-    f"""CREATE TRIGGER memory_note_index_update AFTER UPDATE ON store
-    WHEN (old.prefix GLOB '{NOTES_GLOB}' OR new.prefix GLOB '{NOTES_GLOB}')
-    AND (old.prefix IS NOT new.prefix OR old.key IS NOT new.key
-        OR json_extract(old.value, '$.text') IS NOT json_extract(new.value, '$.text')
-        OR json_extract(old.value, '$.deleted') IS NOT json_extract(new.value, '$.deleted'))
-    BEGIN{_sqlite_forget("old")}{_SQLITE_ADD}
-    END""",
-    f"""CREATE TRIGGER memory_note_index_delete AFTER DELETE ON store
-    WHEN old.prefix GLOB '{NOTES_GLOB}' BEGIN{_sqlite_forget("old")}
-    END""",
-    f"""INSERT INTO memory_note_rows (prefix, key) SELECT prefix, key FROM store AS s
-        WHERE {_LIVE.format(row="s", glob=NOTES_GLOB)}""",
+    *SQLITE_NOTE_TRIGGERS,
+    SQLITE_NOTE_ROWS,
     "INSERT INTO memory_search_migrations (v) VALUES (1)",
 ]
 SQLITE_MIGRATIONS = [(1, SQLITE_PER_SCOPE)]
@@ -120,69 +86,13 @@ CREATE TABLE IF NOT EXISTS memory_note_terms (
     prefix text NOT NULL, lexeme text NOT NULL, key text NOT NULL, tf integer NOT NULL,
     len integer NOT NULL, PRIMARY KEY (prefix, lexeme, key))
 """,
-    """
-CREATE OR REPLACE FUNCTION memory_note_fts_sync() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    gone integer;
-    old_doc tsvector;
-    doc tsvector;
-    size integer;
-BEGIN
-    IF TG_OP = 'UPDATE' AND OLD.value->>'text' IS NOT DISTINCT FROM NEW.value->>'text'
-            AND OLD.value->'deleted' IS NOT DISTINCT FROM NEW.value->'deleted' THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP IN ('UPDATE', 'DELETE') AND starts_with(OLD.prefix, 'memory_plugin.')
-            AND right(OLD.prefix, 6) = '.notes' THEN
-        DELETE FROM memory_note_fts WHERE prefix = OLD.prefix AND key = OLD.key
-            RETURNING len, tsv INTO gone, old_doc;
-        IF FOUND THEN
-            UPDATE memory_note_stats SET docs = docs - 1, total_len = total_len - gone
-                WHERE prefix = OLD.prefix;
-            DELETE FROM memory_note_terms WHERE prefix = OLD.prefix
-                AND lexeme = ANY (tsvector_to_array(old_doc)) AND key = OLD.key;
-        END IF;
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') AND starts_with(NEW.prefix, 'memory_plugin.')
-            AND right(NEW.prefix, 6) = '.notes'
-            AND NEW.value->'deleted' IS DISTINCT FROM 'true'::jsonb
-            AND coalesce(NEW.value->>'text', '') <> '' THEN
-        doc := to_tsvector('english', NEW.value->>'text');
-        SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) INTO size
-            FROM unnest(doc);
-        INSERT INTO memory_note_fts (prefix, key, tsv, len) VALUES (NEW.prefix, NEW.key, doc, size);
-        INSERT INTO memory_note_terms (prefix, lexeme, key, tf, len)
-            SELECT NEW.prefix, lexeme, NEW.key, coalesce(array_length(positions, 1), 1), size
-            FROM unnest(doc);
-        INSERT INTO memory_note_stats AS s (prefix, docs, total_len) VALUES (NEW.prefix, 1, size)
-            ON CONFLICT (prefix) DO UPDATE
-            SET docs = s.docs + 1, total_len = s.total_len + excluded.total_len;
-    END IF;
-    RETURN NULL;
-END $$
-""",
-    """
-DROP TRIGGER IF EXISTS memory_note_fts_sync ON store
-""",
-    """
-CREATE TRIGGER memory_note_fts_sync AFTER INSERT OR UPDATE OR DELETE ON store
-    FOR EACH ROW EXECUTE FUNCTION memory_note_fts_sync()
-""",
+    *PG_NOTE_SYNC,
     """
 CREATE TABLE IF NOT EXISTS memory_search_migrations (v integer PRIMARY KEY)
 """,
 ]
 PG_BACKFILL = [
-    """
-INSERT INTO memory_note_fts (prefix, key, tsv, len)
-SELECT prefix, key, doc,
-       (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest(doc))
-FROM (SELECT prefix, key, to_tsvector('english', value->>'text') AS doc FROM store
-      WHERE starts_with(prefix, 'memory_plugin.') AND right(prefix, 6) = '.notes'
-      AND value->'deleted' IS DISTINCT FROM 'true'::jsonb
-      AND coalesce(value->>'text', '') <> '') AS live
-ON CONFLICT DO NOTHING
-""",
+    PG_NOTE_FTS,
     """
 INSERT INTO memory_note_stats (prefix, docs, total_len)
 SELECT prefix, count(*), sum(len) FROM memory_note_fts GROUP BY prefix

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from memory_plugin.backends.langgraph_tables import SQLITE_NOTE_VALUES, SQLITE_UNANALYSED
 from memory_plugin.backends.steps import Steps, transaction
 from memory_plugin.text import BM25_B, BM25_K1, Bm25Stats, bm25_idf, bm25_score, search_terms
 
@@ -50,14 +51,6 @@ _ANY_UNANALYSED = """
 SELECT 1 FROM memory_note_rows INDEXED BY memory_note_rows_unanalysed
 WHERE prefix = ? AND len IS NULL LIMIT 1
 """
-_UNANALYSED = """
-SELECT r.key, json_extract(s.value, '$.text')
-FROM memory_note_rows AS r INDEXED BY memory_note_rows_unanalysed
-CROSS JOIN store s ON s.prefix = r.prefix AND s.key = r.key
-WHERE r.prefix = ? AND r.len IS NULL
-"""
-"""Both read the partial index of unanalysed rows, then the notes by key (CROSS JOIN fixes
-the order): the planner would read the scope's every row."""
 _ADD_STATS = """
 INSERT INTO memory_note_stats (prefix, docs, total_len) VALUES (?, ?, ?)
 ON CONFLICT (prefix) DO UPDATE
@@ -123,9 +116,6 @@ SELECT term, key, tf, len FROM memory_note_terms
 WHERE scope = ? AND term IN (SELECT value FROM json_each(?))
 AND key IN (SELECT value FROM json_each(?))
 """
-_VALUES = (
-    "SELECT key, value FROM store WHERE prefix = ? AND key IN (SELECT value FROM json_each(?))"
-)
 
 
 def _json(value: Any) -> str:
@@ -134,7 +124,7 @@ def _json(value: Any) -> str:
 
 def analyse_steps(prefix: str) -> Steps[None]:
     """Analyse the scope's notes that are not yet, inside the caller's transaction."""
-    rows = yield (_UNANALYSED, (prefix,))
+    rows = yield (SQLITE_UNANALYSED, (prefix,))
     if not rows:
         return
     analysed = [(key, Counter(search_terms(text))) for key, text in rows]
@@ -227,5 +217,5 @@ def search_steps(prefix: str, query: str, limit: int) -> Steps[list[tuple[str, f
         key: bm25_score(terms, found, lengths[key], collection) for key, found in counts.items()
     }
     best = sorted(scores, key=lambda key: (-scores[key], key))[:limit]
-    values = dict((yield (_VALUES, (prefix, _json(best)))))
+    values = dict((yield (SQLITE_NOTE_VALUES, (prefix, _json(best)))))
     return [(key, scores[key], values[key]) for key in best if key in values]

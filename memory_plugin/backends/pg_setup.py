@@ -31,6 +31,7 @@ from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from langgraph.store.postgres.base import MIGRATIONS, VECTOR_MIGRATIONS
 
 from memory_plugin.backends.index import log_once
+from memory_plugin.backends.langgraph_tables import PG_STORED_DIMS
 from memory_plugin.backends.steps import Steps, adrive, drive
 from memory_plugin.backends.url import scrub
 from memory_plugin.errors import BackendError, BackendUnavailableError
@@ -41,10 +42,6 @@ SETUP_LOCK_SQL = "SELECT pg_try_advisory_xact_lock(hashtext('memory_plugin.setup
 _KEEP_IDLE = "SELECT set_config('idle_in_transaction_session_timeout', '0', true)"
 SETUP_LOCK_POLL_SECONDS = 0.05
 SETUP_LOCK_TIMEOUT_SECONDS = 120
-_STORED_DIMS = (
-    "SELECT atttypmod FROM pg_attribute "
-    "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding'"
-)
 _HAS_VECTOR = "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
 _BACKEND_PID = "SELECT pg_backend_pid()"
 _CONCURRENT_INDEX = re.compile(r"CREATE INDEX CONCURRENTLY IF NOT EXISTS (\w+)", re.I)
@@ -135,7 +132,7 @@ def probe(target: str, display: str, dims: int | None, stack: ExitStack, timeout
         pooled = bool(row and row[0] != told)
         row = conn.execute(_HAS_VECTOR).fetchone()
         _take_setup_lock(conn, display)
-        stored = conn.execute(_STORED_DIMS).fetchone()
+        stored = conn.execute(PG_STORED_DIMS).fetchone()
     except psycopg.Error as exc:
         failure = connect_error(exc, target, display)
     if failure is not None:

@@ -43,9 +43,16 @@ from memory_plugin.backends.fts import (
     pg_search_connection,
     sqlite_search_connection,
 )
+from memory_plugin.backends.langgraph_tables import (
+    PG_EXACT,
+    PG_KEYWORD,
+    PG_NEAREST,
+    PG_SMALL_SCOPE,
+    SQLITE_SAMPLE,
+)
 from memory_plugin.backends.steps import adrive, drive
 from memory_plugin.compat import pg_async_connections, pg_connections
-from memory_plugin.text import BM25_B, BM25_K1, bm25_scores, query_words, search_terms
+from memory_plugin.text import bm25_scores, query_words, search_terms
 
 PAGE = 1_000
 MAX_EF_SEARCH = 1_000
@@ -96,53 +103,7 @@ _PG_LIVE = "SELECT key FROM memory_note_fts WHERE prefix = %s AND key = ANY(%s)"
 """Run unprepared: a prepared statement's generic plan reads the whole scope and filters it
 by the keys (227 ms for 1,000 keys in a 25,000-note scope), a plan for the keys given probes
 the index once per key (1.6 ms)."""
-_PG_KEYWORD = f"""
-WITH q AS (
-    SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(query)s))
-), stats AS (
-    SELECT docs::float8 AS n, greatest(total_len::float8 / greatest(docs, 1), 1.0) AS avglen
-    FROM memory_note_stats WHERE prefix = %(prefix)s
-), hits AS MATERIALIZED (
-    SELECT t.lexeme, t.key, t.tf, t.len FROM q
-    JOIN memory_note_terms t ON t.prefix = %(prefix)s AND t.lexeme = q.lexeme
-), df AS (
-    SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme
-), ranked AS (
-    SELECT h.key, sum(
-        ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * {BM25_K1 + 1}
-        / (h.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / stats.avglen))
-    ) AS score
-    FROM hits h JOIN df USING (lexeme), stats
-    GROUP BY h.key ORDER BY score DESC, h.key LIMIT %(limit)s
-)
-SELECT r.key, r.score, s.value FROM ranked r
-JOIN store s ON s.prefix = %(prefix)s AND s.key = r.key
-ORDER BY r.score DESC, r.key
-"""
 _PG_EF = "SELECT set_config('hnsw.ef_search', %s, true)"
-_PG_SMALL = (
-    "SELECT count(*) <= %(most)s AS small FROM "
-    "(SELECT 1 FROM store_vectors WHERE prefix = %(prefix)s LIMIT %(most)s + 1) AS scope"
-)
-_PG_NEAREST = """
-SELECT sv.key, 1 - (sv.embedding <=> %(vector)s::{kind}) AS score, s.value
-FROM store_vectors sv JOIN store s ON s.prefix = sv.prefix AND s.key = sv.key
-WHERE sv.prefix = %(prefix)s
-ORDER BY sv.embedding <=> %(vector)s::{kind}
-LIMIT %(limit)s
-"""
-_PG_EXACT = """
-WITH scope AS MATERIALIZED (
-    SELECT sv.key, sv.embedding <=> %(vector)s::{kind} AS distance
-    FROM store_vectors sv WHERE sv.prefix = %(prefix)s
-), nearest AS (
-    SELECT key, distance FROM scope ORDER BY distance, key LIMIT %(limit)s
-)
-SELECT n.key, 1 - n.distance AS score, s.value FROM nearest n
-JOIN store s ON s.prefix = %(prefix)s AND s.key = n.key
-ORDER BY n.distance, n.key
-"""
-_SQLITE_SAMPLE = "SELECT embedding FROM store_vectors WHERE prefix = ? LIMIT 8"
 UNIT_TOLERANCE = 1e-3
 
 
@@ -291,7 +252,7 @@ def keyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:
     if isinstance(store, PostgresStore):
         params = {"query": " ".join(words), "prefix": prefix, "limit": request.limit}
         with pg_search_connection(store) as conn:
-            return _pg_scored(conn.execute(_PG_KEYWORD, params).fetchall())
+            return _pg_scored(conn.execute(PG_KEYWORD, params).fetchall())
     if isinstance(store, SqliteStore):
         steps = keywords.search_steps(prefix, request.query, request.limit)
         with sqlite_search_connection(store) as conn:
@@ -310,7 +271,7 @@ async def akeyword_search(store: BaseStore, request: KeywordSearch) -> list[Scor
     if isinstance(store, AsyncPostgresStore):
         params = {"query": " ".join(words), "prefix": prefix, "limit": request.limit}
         async with apg_search_connection(store) as conn:
-            cur = await conn.execute(_PG_KEYWORD, params)
+            cur = await conn.execute(PG_KEYWORD, params)
             return _pg_scored(await cur.fetchall())
     if isinstance(store, AsyncSqliteStore):
         steps = keywords.search_steps(prefix, request.query, request.limit)
@@ -330,13 +291,13 @@ def vector_search(store: BaseStore, request: VectorSearch) -> list[Scored]:
         params = _pg_vector_params(request, embeddings.embed_query(request.query))
         kind = _vector_kind(store)
         with pg_connections.get_connection(store.conn) as conn, conn.transaction():
-            small = _small(conn.execute(_PG_SMALL, _small_params(params)).fetchone())
+            small = _small(conn.execute(PG_SMALL_SCOPE, _small_params(params)).fetchone())
             rows = []
             if not small:
                 conn.execute(_PG_EF, (_ef_search(request.limit),))
-                rows = conn.execute(_PG_NEAREST.format(kind=kind), params).fetchall()
+                rows = conn.execute(PG_NEAREST.format(kind=kind), params).fetchall()
             if len(rows) < request.limit:
-                rows = conn.execute(_PG_EXACT.format(kind=kind), params).fetchall()
+                rows = conn.execute(PG_EXACT.format(kind=kind), params).fetchall()
             return _pg_scored(rows)
     if isinstance(store, SqliteStore):
         query = embeddings.embed_query(request.query)
@@ -347,7 +308,7 @@ def vector_search(store: BaseStore, request: VectorSearch) -> list[Scored]:
                 for statement in vectors.SCHEMA:
                     store.conn.execute(statement)
                 vectors.set_up(store)
-            sample = store.conn.execute(_SQLITE_SAMPLE, (prefix,)).fetchall()
+            sample = store.conn.execute(SQLITE_SAMPLE, (prefix,)).fetchall()
             unit = _sqlite_unit(query, sample)
             steps = vectors.nearest_steps(store, prefix, query, blob, request.limit, unit)
             rows = drive(steps, lambda sql, args: store.conn.execute(sql, args).fetchall())
@@ -367,15 +328,15 @@ async def avector_search(store: BaseStore, request: VectorSearch) -> list[Scored
             pg_async_connections.get_connection(store.conn) as conn,
             conn.transaction(),
         ):
-            cur = await conn.execute(_PG_SMALL, _small_params(params))
+            cur = await conn.execute(PG_SMALL_SCOPE, _small_params(params))
             small = _small(await cur.fetchone())
             rows = []
             if not small:
                 await conn.execute(_PG_EF, (_ef_search(request.limit),))
-                cur = await conn.execute(_PG_NEAREST.format(kind=kind), params)
+                cur = await conn.execute(PG_NEAREST.format(kind=kind), params)
                 rows = await cur.fetchall()
             if len(rows) < request.limit:
-                cur = await conn.execute(_PG_EXACT.format(kind=kind), params)
+                cur = await conn.execute(PG_EXACT.format(kind=kind), params)
                 rows = await cur.fetchall()
             return _pg_scored(rows)
     if isinstance(store, AsyncSqliteStore):
@@ -389,7 +350,7 @@ async def avector_search(store: BaseStore, request: VectorSearch) -> list[Scored
                 for statement in vectors.SCHEMA:
                     await store.conn.execute(statement)
                 vectors.set_up(store)
-            sample = await store.conn.execute_fetchall(_SQLITE_SAMPLE, (prefix,))
+            sample = await store.conn.execute_fetchall(SQLITE_SAMPLE, (prefix,))
             unit = _sqlite_unit(query, sample)
             steps = vectors.nearest_steps(store, prefix, query, blob, request.limit, unit)
             found_rows = await adrive(steps, store.conn.execute_fetchall)

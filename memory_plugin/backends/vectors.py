@@ -24,6 +24,15 @@ from typing import Any
 
 import orjson
 
+from memory_plugin.backends.langgraph_tables import (
+    SQLITE_COSINE,
+    SQLITE_NEAREST,
+    SQLITE_UNIT,
+    SQLITE_VECTOR_COUNT,
+    SQLITE_VECTOR_ROWS,
+    SQLITE_VECTOR_TRIGGERS,
+    SQLITE_WITHIN,
+)
 from memory_plugin.backends.steps import Steps
 
 try:
@@ -43,43 +52,10 @@ vectors (no square root to magnify float32 rounding near 0), else cosine distanc
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS memory_vector_changes (
         prefix TEXT PRIMARY KEY, n INTEGER NOT NULL)""",
-    """CREATE TRIGGER IF NOT EXISTS memory_vector_changes_insert AFTER INSERT ON store_vectors
-    BEGIN
-        INSERT INTO memory_vector_changes (prefix, n) VALUES (new.prefix, 1)
-            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS memory_vector_changes_update AFTER UPDATE ON store_vectors
-    BEGIN
-        INSERT INTO memory_vector_changes (prefix, n) VALUES (old.prefix, 1)
-            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
-        INSERT INTO memory_vector_changes (prefix, n) VALUES (new.prefix, 1)
-            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS memory_vector_changes_delete AFTER DELETE ON store_vectors
-    BEGIN
-        INSERT INTO memory_vector_changes (prefix, n) VALUES (old.prefix, 1)
-            ON CONFLICT (prefix) DO UPDATE SET n = n + 1;
-    END""",
+    *SQLITE_VECTOR_TRIGGERS,
 ]
 
-_NEAREST = """
-WITH nearest AS (
-    SELECT key, {distance} AS distance FROM store_vectors
-    WHERE prefix = ?{within} ORDER BY distance, key LIMIT ?
-)
-SELECT n.key, {score} AS score, s.value FROM nearest n
-JOIN store s ON s.prefix = ? AND s.key = n.key
-ORDER BY n.distance, n.key
-"""
-_WITHIN = " AND key IN (SELECT value FROM json_each(?))"
-_COSINE = {"distance": "vec_distance_cosine(embedding, ?)", "score": "1.0 - n.distance"}
-_UNIT = {
-    "distance": "vec_distance_l2(embedding, ?)",
-    "score": "1.0 - n.distance * n.distance / 2.0",
-}
 _CHANGES = "SELECT n FROM memory_vector_changes WHERE prefix = ?"
-_COUNT = "SELECT count(*) FROM store_vectors WHERE prefix = ?"
-_ROWS = "SELECT key, embedding FROM store_vectors WHERE prefix = ?"
 
 
 @dataclass(frozen=True)
@@ -113,7 +89,8 @@ _ready: weakref.WeakSet[Any] = weakref.WeakSet()
 def nearest_sql(unit: bool, shortlist: bool = False) -> str:
     """The nearest-vectors query, by L2 distance for unit vectors (ordered as cosine), else
     by cosine distance; with `shortlist`, among the keys given as a JSON array."""
-    return _NEAREST.format(within=_WITHIN if shortlist else "", **(_UNIT if unit else _COSINE))
+    within = SQLITE_WITHIN if shortlist else ""
+    return SQLITE_NEAREST.format(within=within, **(SQLITE_UNIT if unit else SQLITE_COSINE))
 
 
 def _matrix(version: int, rows: list[Any]) -> _Matrix | None:
@@ -163,10 +140,10 @@ def nearest_steps(
         if scopes.seen.pop(prefix, None) != version:
             _keep(scopes.seen, prefix, version, SEEN)
             return (yield full)
-        ((count,),) = yield (_COUNT, (prefix,))
+        ((count,),) = yield (SQLITE_VECTOR_COUNT, (prefix,))
         if count < CACHED_MIN or count <= limit:
             return (yield full)
-        matrix = _matrix(version, (yield (_ROWS, (prefix,))))
+        matrix = _matrix(version, (yield (SQLITE_VECTOR_ROWS, (prefix,))))
         if matrix is None or matrix.vectors.nbytes > BUDGET:
             return (yield full)
     _keep(scopes.matrices, prefix, matrix, SCOPES)

@@ -1,0 +1,123 @@
+"""LangGraph's store tables still hold every table, column and index the statements of
+memory_plugin.backends.langgraph_tables rely on (its RELIES_ON), read from the catalogs of
+stores LangGraph set up on SQLite and PostgreSQL; docs/partitioned.sql holds them too and
+marks as run exactly the LangGraph migrations there are."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from langgraph.store.postgres.base import MIGRATIONS, VECTOR_MIGRATIONS
+
+from memory_plugin import connect
+from memory_plugin.backends.langgraph_tables import PG_STORED_DIMS, RELIES_ON, Index, Schema
+from tests.embeddings import INDEX
+
+PARTITIONED = Path(__file__).parent.parent / "docs" / "partitioned.sql"
+VERSIONS = ", ".join(
+    f"{name} {version(name)}"
+    for name in ("langgraph", "langgraph-checkpoint-postgres", "langgraph-checkpoint-sqlite")
+)
+_PG_COLUMNS = (
+    "SELECT table_name, column_name, udt_name FROM information_schema.columns "
+    "WHERE table_schema = current_schema() AND table_name = ANY(%s)"
+)
+_PG_INDEXES = (
+    "SELECT indexname, indexdef FROM pg_indexes "
+    "WHERE schemaname = current_schema() AND tablename = ANY(%s)"
+)
+_PG_INDEX = re.compile(
+    r"CREATE (UNIQUE )?INDEX \S+ ON (?:ONLY )?(?:\S+\.)?(\S+) USING (\w+) \((.*?)\)"
+)
+
+Columns = dict[str, dict[str, str]]
+"""A catalog's columns: table, column, type."""
+
+
+def _assert_holds(schema: Schema, columns: Columns, indexes: dict[str, Index]) -> None:
+    """Fail naming each table, column and index of `schema` the catalog lacks or has changed."""
+    lacking = []
+    for table, wanted in schema.columns.items():
+        if table not in columns:
+            lacking.append(f"table {table}")
+            continue
+        for column, kind in wanted.items():
+            found = columns[table].get(column)
+            if found != kind:
+                lacking.append(f"column {table}.{column} {kind} (found: {found})")
+    for name, index in schema.indexes.items():
+        if indexes.get(name) != index:
+            lacking.append(f"index {name}: {index} (found: {indexes.get(name)})")
+    assert not lacking, f"LangGraph's tables moved ({VERSIONS}): {'; '.join(lacking)}"
+
+
+def _pg_catalog(conn: psycopg.Connection[Any]) -> tuple[Columns, dict[str, Index]]:
+    tables = list(RELIES_ON["postgres"].columns)
+    columns: Columns = {}
+    for table, column, kind in conn.execute(_PG_COLUMNS, (tables,)).fetchall():
+        columns.setdefault(table, {})[column] = kind
+    indexes = {}
+    for name, definition in conn.execute(_PG_INDEXES, (tables,)).fetchall():
+        found = _PG_INDEX.match(definition)
+        assert found, f"an index definition this test cannot read: {definition}"
+        unique, table, method, listed = found.groups()
+        indexes[name] = Index(table, tuple(listed.split(", ")), bool(unique), method)
+    return columns, indexes
+
+
+def _sqlite_catalog(conn: sqlite3.Connection) -> tuple[Columns, dict[str, Index]]:
+    tables = {
+        name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    columns: Columns = {}
+    indexes = {}
+    for table in tables & set(RELIES_ON["sqlite"].columns):
+        for _, column, kind, *_ in conn.execute(f"PRAGMA table_info({table})"):
+            columns.setdefault(table, {})[column] = kind.lower()
+        for _, name, unique, *_ in conn.execute(f"PRAGMA index_list({table})"):
+            listed = tuple(column for _, _, column in conn.execute(f"PRAGMA index_info({name})"))
+            indexes[name] = Index(table, listed, bool(unique))
+    return columns, indexes
+
+
+def test_sqlite_store_holds_what_the_statements_rely_on(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with connect(f"sqlite:///{path}", index=INDEX) as backend:
+        assert backend.vector_search, "sqlite-vec is needed to create store_vectors"
+    with sqlite3.connect(path) as conn:
+        _assert_holds(RELIES_ON["sqlite"], *_sqlite_catalog(conn))
+
+
+def test_postgres_store_holds_what_the_statements_rely_on(scratch_postgres_url: str) -> None:
+    with connect(scratch_postgres_url, index=INDEX) as backend:
+        assert backend.vector_search, "pgvector is needed to create store_vectors"
+    with psycopg.connect(scratch_postgres_url) as conn:
+        _assert_holds(RELIES_ON["postgres"], *_pg_catalog(conn))
+        stored = conn.execute(PG_STORED_DIMS).fetchone()
+    assert stored == (INDEX["dims"],), (
+        f"store_vectors.embedding's type modifier is not its dimension count ({VERSIONS})"
+    )
+
+
+def test_partitioned_schema_holds_what_the_statements_rely_on(scratch_postgres_url: str) -> None:
+    """docs/partitioned.sql stands in for LangGraph's migrations: it holds what the statements
+    rely on (but the HNSW index: it is ranked exactly) and marks every migration run."""
+    with psycopg.connect(scratch_postgres_url, autocommit=True) as conn:
+        conn.execute(PARTITIONED.read_text())  # type: ignore[call-overload]
+        columns, indexes = _pg_catalog(conn)
+        marked = {
+            table: [v for (v,) in conn.execute(f"SELECT v FROM {table} ORDER BY v")]
+            for table in ("store_migrations", "vector_migrations")
+        }
+    schema = RELIES_ON["postgres"]
+    exact = {name: index for name, index in schema.indexes.items() if index.method != "hnsw"}
+    _assert_holds(Schema(schema.columns, exact), columns, indexes)
+    assert marked == {
+        "store_migrations": list(range(len(MIGRATIONS))),
+        "vector_migrations": list(range(len(VECTOR_MIGRATIONS))),
+    }, f"docs/partitioned.sql marks {marked} run; LangGraph's migrations changed ({VERSIONS})"
