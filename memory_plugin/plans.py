@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langgraph.store.base import BaseStore, Op, PutOp
+from langgraph.store.base import BaseStore, Item, Op, PutOp, SearchOp
 
 from memory_plugin.backends.claims import (
     InsertMany,
@@ -149,6 +149,18 @@ Request = (
     | DropLease
 )
 Plan = Generator[Request, Any, T]
+
+
+def all_items_plan(
+    namespace: tuple[str, ...], *, page: int, filter: dict[str, Any] | None = None
+) -> Plan[list[Item]]:
+    """Every item under a namespace prefix (matching `filter`), read `page` items at a time."""
+    items: list[Item] = []
+    while True:
+        (found,) = yield [SearchOp(namespace, filter=filter, limit=page, offset=len(items))]
+        items.extend(found)
+        if len(found) < page:
+            return items
 
 
 def _put_args(request: PutIfVersion) -> tuple[Any, ...]:

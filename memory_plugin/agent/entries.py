@@ -12,12 +12,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
 
-from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, PutOp
 
 from memory_plugin.agent.sensitive import sensitive
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
-from memory_plugin.plans import Plan
+from memory_plugin.plans import Plan, all_items_plan
 from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import refuse_unstorable, screen, strip_control
 from memory_plugin.scope import Scope, agent_scope
@@ -164,12 +164,7 @@ def list_plan(scopes: list[Scope], now: datetime) -> Plan[list[Entry]]:
     """Every live, unexpired entry of the scopes (the first scope wins a shared key)."""
     found: dict[str, Entry] = {}
     for scope in scopes:
-        items: list[Item] = []
-        while True:
-            (page,) = yield [SearchOp(scope.child(ENTRIES), limit=PAGE, offset=len(items))]
-            items.extend(page)
-            if len(page) < PAGE:
-                break
+        items = yield from all_items_plan(scope.child(ENTRIES), page=PAGE)
         for item in items:
             entry = to_entry(item)
             if entry is not None and not entry.expired(now) and entry.key not in found:

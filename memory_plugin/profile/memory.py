@@ -21,7 +21,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
-from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
+from langgraph.store.base import BaseStore, GetOp, PutOp
 
 from memory_plugin.background import Background, await_every, wait_all
 from memory_plugin.blocks import PromptBlock
@@ -31,7 +31,7 @@ from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
 from memory_plugin.maintenance import MaintenanceModel, maintenance_of
-from memory_plugin.plans import ModelCall, Plan, PutIfVersion, arun, run
+from memory_plugin.plans import ModelCall, Plan, PutIfVersion, all_items_plan, arun, run
 from memory_plugin.profile import cursor as cursors
 from memory_plugin.profile.budget import body, fit_plan, truncate
 from memory_plugin.profile.changes import (
@@ -604,12 +604,7 @@ class ProfileMemory:
         """Every item of the user's change log (at most `keep_changes`, a few more if it was
         kept longer before)."""
         namespace = (*profile_scope(ctx).namespace, CHANGES)
-        items: list[Any] = []
-        while True:
-            (page,) = yield [SearchOp(namespace, limit=LOG_PAGE, offset=len(items))]
-            items.extend(page)
-            if len(page) < LOG_PAGE:
-                return items
+        return (yield from all_items_plan(namespace, page=LOG_PAGE))
 
     def _changes_plan(self, ctx: MemoryContext, limit: Any) -> Plan[list[ProfileChange]]:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:

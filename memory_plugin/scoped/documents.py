@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, PutOp
 
 from memory_plugin.backends.conditional import next_version
 from memory_plugin.errors import ConflictError, MemoryWriteError
-from memory_plugin.plans import ModelCall, Plan, PutIfVersion
+from memory_plugin.plans import ModelCall, Plan, PutIfVersion, all_items_plan
 from memory_plugin.provenance import Provenance, provenance_of, stamped
 from memory_plugin.provenance import current as current_provenance
 from memory_plugin.replies import RejectedReply, checked_rewrite
@@ -188,15 +188,9 @@ def write_plan(
 def history_plan(scope: Scope) -> Plan[list[Document]]:
     """Every saved version of the scope's document, newest first."""
     found: dict[int, Document] = {}
-    seen = 0
-    while True:
-        (page,) = yield [SearchOp(scope.child(HISTORY), limit=PAGE, offset=seen)]
-        seen += len(page)
-        for item in page:
-            if (document := to_document(item)) is not None:
-                found[document.version] = document
-        if len(page) < PAGE:
-            break
+    for item in (yield from all_items_plan(scope.child(HISTORY), page=PAGE)):
+        if (document := to_document(item)) is not None:
+            found[document.version] = document
     current = yield from read_plan(scope)
     if current is not None:
         found.setdefault(current.version, current)

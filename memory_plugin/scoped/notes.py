@@ -20,7 +20,7 @@ from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
 from memory_plugin.backends.claims import InsertMany, InsertNext, positioned_key
 from memory_plugin.backends.days import NoteDays
 from memory_plugin.errors import InvalidArgumentError, MemoryWriteError
-from memory_plugin.plans import Plan, PutIfVersion
+from memory_plugin.plans import Plan, PutIfVersion, all_items_plan
 from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope
@@ -123,14 +123,8 @@ def utc_days(now: datetime, count: int) -> list[str]:
 
 def day_plan(scope: Scope, day: str) -> Plan[list[Item]]:
     """Every item (tombstones included) of one day, in position order."""
-    items: list[Item] = []
-    while True:
-        (page,) = yield [
-            SearchOp(scope.child(NOTES), filter={"day": day}, limit=PAGE, offset=len(items))
-        ]
-        items.extend(page)
-        if len(page) < PAGE:
-            return sorted(items, key=lambda item: item.value["position"])
+    items = yield from all_items_plan(scope.child(NOTES), page=PAGE, filter={"day": day})
+    return sorted(items, key=lambda item: item.value["position"])
 
 
 def page_arguments(before: Any, days: Any) -> tuple[str | None, int]:
@@ -184,12 +178,7 @@ def get_note_plan(scope: Scope, key: str) -> Plan[Note | None]:
 
 def all_notes_plan(scope: Scope) -> Plan[list[Note]]:
     """Every live note of a scope, oldest first."""
-    items: list[Item] = []
-    while True:
-        (page,) = yield [SearchOp(scope.child(NOTES), limit=PAGE, offset=len(items))]
-        items.extend(page)
-        if len(page) < PAGE:
-            break
+    items = yield from all_items_plan(scope.child(NOTES), page=PAGE)
     notes = [note for item in items if (note := to_note(item)) is not None]
     return sorted(notes, key=lambda note: note.key)
 

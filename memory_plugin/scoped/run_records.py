@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, cast
 
-from langgraph.store.base import PutOp, SearchOp
+from langgraph.store.base import PutOp
 
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.namespaces import namespace
-from memory_plugin.plans import Plan
+from memory_plugin.plans import Plan, all_items_plan
 from memory_plugin.scope import scope_from_namespace
 
 logger = logging.getLogger(__name__)
@@ -212,12 +212,7 @@ def _check(value: int, what: str) -> int:
 
 def _all_plan() -> Plan[list[Any]]:
     """Every stored run item, in no particular order."""
-    items: list[Any] = []
-    while True:
-        (page,) = yield [SearchOp(RUNS, limit=_PAGE, offset=len(items))]
-        items.extend(page)
-        if len(page) < _PAGE:
-            return items
+    return (yield from all_items_plan(RUNS, page=_PAGE))
 
 
 def list_plan(limit: int = 20) -> Plan[list[JobRun]]:

@@ -30,7 +30,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.namespaces import encode_id, namespace
-from memory_plugin.plans import Plan, arun, run
+from memory_plugin.plans import Plan, all_items_plan, arun, run
 from memory_plugin.text import bm25_scores, tokens
 from memory_plugin.thread.prompts import message_text
 
@@ -208,12 +208,8 @@ def tool_call_plan(
 def entries_plan(thread_id: str, *, incarnation: int | None = None) -> Plan[list[JournalEntry]]:
     """Every entry of the live thread's journal, or of a kept incarnation's, by seq."""
     journal = (*_base(thread_id, incarnation), JOURNAL)
-    items: list[Item] = []
-    while True:
-        (page,) = yield [SearchOp(journal, limit=PAGE, offset=len(items))]
-        items.extend(page)
-        if len(page) < PAGE:
-            return sorted((_from_item(item) for item in items), key=lambda e: e.seq)
+    items = yield from all_items_plan(journal, page=PAGE)
+    return sorted((_from_item(item) for item in items), key=lambda e: e.seq)
 
 
 def _rank(query: str, entries: list[JournalEntry]) -> list[JournalEntry]:
