@@ -539,6 +539,7 @@ def test_one_flush_note_per_summarize_now_retried(
     ask(graph, "Is Lisbon nice in May?")
     statuses = [nodes.summarize_now(graph, config(), context=ANN)["status"] for _ in range(2)]
     assert statuses == ["failed", "compacted"]
+    wait_all()
     assert summarizer.flushes == 1 and len(notes(backend)) == 1
 
 
