@@ -360,7 +360,7 @@ cmd_pgbouncer_stop() {
 case "${1:-}" in
     start) cmd_start ;;
     stop) cmd_stop ;;
-    pgbouncer) WORK=/; cmd_pgbouncer "${2:-}" ;;
+    pgbouncer) cmd_pgbouncer "${2:-}" ;;
     pgbouncer-stop) cmd_pgbouncer_stop "${2:-}" ;;
     *) echo "usage: $0 start|stop|pgbouncer URL|pgbouncer-stop URL" >&2; exit 2 ;;
 esac

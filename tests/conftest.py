@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -179,3 +180,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             if extra in REQUIRED_EXTRAS:
                 pytest.fail(f"MEMORY_TEST_EXTRAS names {extra!r}, but it {reason}")
             pytest.skip(reason)
+
+
+def child_pytest(test: str, ci: str, prelude: str) -> subprocess.CompletedProcess[str]:
+    """Run one test in a child pytest with CI=`ci`, after `prelude` (Python that hides a
+    service from the child), with no test database given."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_TEST_POSTGRES_URL"} | {"CI": ci}
+    code = (
+        f"import sys; {prelude}; import pytest; "
+        f"sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '-rs', {test!r}]))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from memory_plugin import (
 from memory_plugin.backends import sqlite as sqlite_backend
 from memory_plugin.backends.index import _logged
 from memory_plugin.embeddings import DIMS
+from tests.conftest import child_pytest
 from tests.embeddings import INDEX
 
 
@@ -192,17 +191,8 @@ def test_close_of_async_backend_points_to_aclose(tmp_path: Path) -> None:
 
 def _run_postgres_test(ci: str) -> subprocess.CompletedProcess[str]:
     """Run one postgres test in a child pytest where no database can be had."""
-    env = {k: v for k, v in os.environ.items() if k != "MEMORY_TEST_POSTGRES_URL"}
-    env["CI"] = ci
-    code = (
-        "import sys; sys.modules['pgserver'] = None; import pytest; "
-        "sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '-rs', "
-        "'tests/test_backends.py::test_store_roundtrip[postgres]']))"
-    )
-    root = Path(__file__).parent.parent
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
-    )
+    test = "tests/test_backends.py::test_store_roundtrip[postgres]"
+    return child_pytest(test, ci, "sys.modules['pgserver'] = None")
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from memory_plugin import aconnect, connect
 from memory_plugin.backends import parse_url
 from memory_plugin.backends.pg_setup import MIGRATION_INDEXES, connect_error
 from memory_plugin.errors import BackendError
-from tests.conftest import through_pgbouncer
+from tests.conftest import child_pytest, through_pgbouncer
 
 ROOT = Path(__file__).parent.parent
 START = "import sys; from memory_plugin import connect; connect(sys.argv[1]).close()"
@@ -138,15 +138,8 @@ def test_an_error_the_server_sent_is_not_called_a_malformed_url() -> None:
 
 def _pgbouncer_test(ci: str) -> subprocess.CompletedProcess[str]:
     """Run one PgBouncer test in a child pytest where no pgbouncer can be found."""
-    env = {k: v for k, v in os.environ.items() if k != "MEMORY_TEST_POSTGRES_URL"} | {"CI": ci}
-    code = (
-        "import shutil, sys; shutil.which = lambda *args, **kwargs: None; import pytest; "
-        "sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '-rs', "
-        "'tests/test_pg_setup.py::test_aconnect_notices_pgbouncer_too']))"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    test = "tests/test_pg_setup.py::test_aconnect_notices_pgbouncer_too"
+    return child_pytest(test, ci, "import shutil; shutil.which = lambda *args, **kwargs: None")
 
 
 def test_missing_pgbouncer_fails_in_ci_and_skips_elsewhere() -> None:

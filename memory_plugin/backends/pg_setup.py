@@ -36,6 +36,8 @@ from memory_plugin.backends.steps import Steps, adrive, drive
 from memory_plugin.backends.url import scrub
 from memory_plugin.errors import BackendError, BackendUnavailableError
 
+logger = logging.getLogger(__name__)
+
 SETUP_LOCK_SQL = "SELECT pg_try_advisory_xact_lock(hashtext('memory_plugin.setup'))"
 # The lock's transaction idles while the migrations run: a server-wide
 # idle_in_transaction_session_timeout must not end it (and the lock) half-way.
@@ -127,9 +129,8 @@ def probe(target: str, display: str, dims: int | None, stack: ExitStack, timeout
             prepare_threshold=None,
         )
         stack.callback(conn.close)
-        told = conn.info.backend_pid
-        row = conn.execute(_BACKEND_PID).fetchone()
-        pooled = bool(row and row[0] != told)
+        served = conn.execute(_BACKEND_PID).fetchone()
+        pooled = bool(served and served[0] != conn.info.backend_pid)
         row = conn.execute(_HAS_VECTOR).fetchone()
         _take_setup_lock(conn, display)
         stored = conn.execute(PG_STORED_DIMS).fetchone()
@@ -166,29 +167,35 @@ def _vector_usable(display: str, dims: int | None, row: Any, stored: Any) -> boo
     return True
 
 
-def repair_steps() -> Steps[list[str]]:
-    """Drop the migrations' indexes a killed setup left half-built; their names."""
+def repair_steps(display: str) -> Steps[None]:
+    """Drop (and log) the migrations' indexes a killed setup left half-built on `display`."""
     rows = yield (_HALF_BUILT, (list(MIGRATION_INDEXES),))
     names = [row["relname"] if isinstance(row, dict) else row[0] for row in rows]
     for name in names:
         yield (f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"', ())
-    return names
+    if names:
+        logger.warning(
+            "dropped the half-built index(es) %s on %s left by an interrupted setup; "
+            "the migrations build them again",
+            ", ".join(names),
+            display,
+        )
 
 
 def _rows(cursor: Any) -> list[Any]:
     return cursor.fetchall() if cursor.description else []
 
 
-def repair(conn: psycopg.Connection[Any]) -> list[str]:
+def repair(conn: psycopg.Connection[Any], display: str) -> None:
     """Run repair_steps on an autocommit connection."""
-    return drive(repair_steps(), lambda sql, args: _rows(conn.execute(sql, args)))
+    drive(repair_steps(display), lambda sql, args: _rows(conn.execute(sql, args)))
 
 
-async def arepair(conn: psycopg.AsyncConnection[Any]) -> list[str]:
+async def arepair(conn: psycopg.AsyncConnection[Any], display: str) -> None:
     """Async twin of repair."""
 
     async def execute(sql: str, args: tuple[Any, ...]) -> list[Any]:
         cursor = await conn.execute(sql, args)
         return await cursor.fetchall() if cursor.description else []
 
-    return await adrive(repair_steps(), execute)
+    await adrive(repair_steps(display), execute)

@@ -14,7 +14,6 @@ that finds no connection starts a fresh attempt, so a server that is back is use
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from contextlib import AsyncExitStack, ExitStack
@@ -32,8 +31,6 @@ from memory_plugin.backends.fts import apg_setup, mark_ready, pg_setup
 from memory_plugin.backends.pg_setup import Probe, arepair, connect_error, probe, repair
 from memory_plugin.backends.url import PoolConfig, split_pool_options
 from memory_plugin.serde import CachingSerializer
-
-logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1
 _CONN_KWARGS: dict[str, Any] = {"autocommit": True, "row_factory": dict_row}
@@ -140,16 +137,6 @@ def _pool_options(display: str, timeout: float, config: PoolConfig, found: Probe
     }
 
 
-def _repaired(display: str, names: list[str]) -> None:
-    if names:
-        logger.warning(
-            "dropped the half-built index(es) %s on %s left by an interrupted setup; "
-            "the migrations build them again",
-            ", ".join(names),
-            display,
-        )
-
-
 def open_postgres(
     target: str, display: str, index: dict[str, Any] | None, stack: ExitStack, timeout: float
 ) -> Opened:
@@ -169,7 +156,7 @@ def open_postgres(
 
 def _set_up(pool: FailFastPool, display: str, index: dict[str, Any] | None) -> Opened:
     with pool.connection() as conn:
-        _repaired(display, repair(conn))
+        repair(conn, display)
     store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = PostgresSaver(pool, serde=CachingSerializer())
     store.setup()
@@ -203,7 +190,7 @@ async def aopen_postgres(
 
 async def _aset_up(pool: AsyncFailFastPool, display: str, index: dict[str, Any] | None) -> Opened:
     async with pool.connection() as conn:
-        _repaired(display, await arepair(conn))
+        await arepair(conn, display)
     store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = AsyncPostgresSaver(pool, serde=CachingSerializer())
     await store.setup()
