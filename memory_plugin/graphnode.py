@@ -1,4 +1,5 @@
-"""Turning a plan into a LangGraph node that works under invoke and ainvoke."""
+"""Turning a plan into a LangGraph node that works under invoke and ainvoke (a model's tool
+written as one plan is memory_plugin.tooling.plan_tool)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
-"""Building the model's tools: one sync and one async body, the same error contract, the
-run's context as a tool sees it, and the limit on how many results a tool may ask for."""
+"""Building the model's tools: one body written as a plan for both the sync and the async
+tool (`plan_tool`, the tools' counterpart of memory_plugin.graphnode.plan_node), the same
+error contract, the run's context as a tool sees it, and the limit on how many results a tool
+may ask for."""
 
 from __future__ import annotations
 
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from types import CodeType
 from typing import Any, Literal
 
@@ -17,10 +19,15 @@ from langgraph.store.base import BaseStore
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.identity import Membership
+from memory_plugin.plans import Plan, arun, run
 
 logger = logging.getLogger(__name__)
 
 _schemas: dict[tuple[str, CodeType], Any] = {}
+
+ToolPlan = Callable[..., Plan[Any]]
+"""A tool's body, written once: called with the tool's arguments (the ToolRuntime among them,
+as `runtime`), the plan that does the tool's work and returns its answer."""
 
 
 def tool_context(runtime: ToolRuntime[Any, Any], membership: Membership | None) -> MemoryContext:
@@ -52,46 +59,73 @@ def runtime_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
     return runtime.store
 
 
-def twin_tool(
-    name: str,
+def plan_tool(
+    body: ToolPlan,
     description: str,
-    func: Callable[..., Any],
-    coroutine: Callable[..., Awaitable[Any]],
     *,
     refused: str,
     unavailable: str,
+    name: str | None = None,
     response_format: Literal["content", "content_and_artifact"] = "content",
+    store: Callable[[ToolRuntime[Any, Any]], BaseStore] = runtime_store,
 ) -> BaseTool:
-    """A tool whose plugin errors reach the model as `refused + message` and whose other
-    failures (a store outage) are logged and reach it as `unavailable (ErrorType)`; with
-    "content_and_artifact" its bodies return (text, artifact)."""
+    """A tool named `name` (default: the body's name) whose logic is written once, as `body`:
+    given the tool's arguments, among them the ToolRuntime as `runtime`, it returns a plan
+    (memory_plugin.plans), which the sync tool drives with `run` and the async one with
+    `arun`, against `store(runtime)` (default: the graph's store). The model sees the body's
+    arguments, less `runtime`. Plugin errors reach the model as `refused + message`; other
+    failures (a store outage) are logged and reach it as "`unavailable` (ErrorType); nothing
+    was changed." With "content_and_artifact" the plan returns (text, artifact).
+
+    A `with` block inside the plan, around its `yield from`, covers the store requests the
+    plan makes, under run and arun alike: a plan runs in the tool's own context (what
+    provenance's `current()` reads), and one cut short (its run cancelled) is closed before
+    the tool gives up, so its blocks exit there too."""
+    label = name or body.__name__
+    parameters = inspect.signature(body)
+    if "runtime" not in parameters.parameters:
+        raise TypeError(f"the body of tool {label} must take the ToolRuntime as `runtime`")
 
     def tool_error(exc: Exception) -> ToolException:
         if isinstance(exc, MemoryPluginError):
             return ToolException(f"{refused}{exc}")
-        logger.exception("tool %s failed", name)
+        logger.exception("tool %s failed", label)
         return ToolException(f"{unavailable} ({type(exc).__name__}); nothing was changed.")
 
-    @functools.wraps(func)
-    def sync(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except Exception as exc:
-            raise tool_error(exc) from exc
+    def started(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BaseStore, Plan[Any]]:
+        runtime = parameters.bind(*args, **kwargs).arguments["runtime"]
+        return store(runtime), body(*args, **kwargs)
 
-    @functools.wraps(coroutine)
-    async def asynchronous(*args: Any, **kwargs: Any) -> Any:
+    @functools.wraps(body)
+    def sync(*args: Any, **kwargs: Any) -> Any:
+        plan: Plan[Any] | None = None
         try:
-            return await coroutine(*args, **kwargs)
+            target, plan = started(args, kwargs)
+            return run(target, plan)
         except Exception as exc:
             raise tool_error(exc) from exc
+        finally:
+            if plan is not None:
+                plan.close()
+
+    @functools.wraps(body)
+    async def asynchronous(*args: Any, **kwargs: Any) -> Any:
+        plan: Plan[Any] | None = None
+        try:
+            target, plan = started(args, kwargs)
+            return await arun(target, plan)
+        except Exception as exc:
+            raise tool_error(exc) from exc
+        finally:
+            if plan is not None:
+                plan.close()
 
     return StructuredTool.from_function(
         func=sync,
         coroutine=asynchronous,
-        name=name,
+        name=label,
         description=description,
-        args_schema=args_schema(name, description, sync),
+        args_schema=args_schema(label, description, sync),
         handle_tool_error=True,
         response_format=response_format,
     )
@@ -105,25 +139,3 @@ def args_schema(name: str, description: str, func: Callable[..., Any]) -> Any:
         inferred = StructuredTool.from_function(func=func, name=name, description=description)
         _schemas[key] = inferred.args_schema
     return _schemas[key]
-
-
-Twin = tuple[Callable[..., Any], Callable[..., Awaitable[Any]], str]
-
-
-def twin_tools(
-    twins: Sequence[Twin], *, refused: str, unavailable: str, with_artifact: Sequence[str] = ()
-) -> list[BaseTool]:
-    """twin_tool for each (sync body, async body, description), named after the sync body;
-    the tools named in `with_artifact` answer (text, artifact)."""
-    return [
-        twin_tool(
-            func.__name__,
-            doc,
-            func,
-            coro,
-            refused=refused,
-            unavailable=unavailable,
-            response_format="content_and_artifact" if func.__name__ in with_artifact else "content",
-        )
-        for func, coro, doc in twins
-    ]

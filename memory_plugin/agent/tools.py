@@ -1,11 +1,13 @@
 """The agent memory tools: memory_store, memory_recall, memory_forget.
 
 They take no user or agent ids: the run's context names the agent and the user. Bad input
-and refusals come back to the model as a clear tool error, with memory unchanged.
+and refusals come back to the model as a clear tool error, with memory unchanged. Each tool's
+body is one plan, run by its sync and its async tool alike.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
@@ -16,9 +18,9 @@ from memory_plugin.agent.entries import Entry, expiry
 from memory_plugin.agent.recall import EntryHit
 from memory_plugin.events import emit
 from memory_plugin.identity import Membership
-from memory_plugin.plans import arun, run
+from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
-from memory_plugin.tooling import Twin, runtime_store, tool_context, twin_tools
+from memory_plugin.tooling import plan_tool, tool_context
 
 STORE = (
     "Store one durable fact as an agent memory entry under a short `key` (storing a key again "
@@ -53,13 +55,6 @@ def agent_memory_tools(
 ) -> list[BaseTool]:
     """The three tools over `service` (one graph's AgentMemory)."""
 
-    def _plan(runtime: ToolRuntime[Any, Any], **fields: Any) -> Any:
-        ctx = tool_context(runtime, membership)
-        days = fields.pop("expires_in_days")
-        return service.store_plan(
-            ctx, model=True, expires_at=expiry(days, service.clock()), **fields
-        )
-
     def memory_store(
         key: str,
         content: str,
@@ -68,51 +63,33 @@ def agent_memory_tools(
         visibility: Literal["private", "shared"] = "private",
         importance: float = 0.5,
         expires_in_days: float | None = None,
-    ) -> str:
-        fields = dict(key=key, content=content, category=category, visibility=visibility)
-        plan = _plan(runtime, importance=importance, expires_in_days=expires_in_days, **fields)
+    ) -> Plan[str]:
+        plan = service.store_plan(
+            tool_context(runtime, membership),
+            key,
+            content,
+            category=category,
+            visibility=visibility,
+            importance=importance,
+            expires_at=expiry(expires_in_days, service.clock()),
+            model=True,
+        )
         with tool_origin("memory_store", runtime):
-            return _stored(run(runtime_store(runtime), plan))
+            return _stored((yield from plan))
 
-    async def amemory_store(
-        key: str,
-        content: str,
-        runtime: ToolRuntime[Any, Any],
-        category: str = "general",
-        visibility: Literal["private", "shared"] = "private",
-        importance: float = 0.5,
-        expires_in_days: float | None = None,
-    ) -> str:
-        fields = dict(key=key, content=content, category=category, visibility=visibility)
-        plan = _plan(runtime, importance=importance, expires_in_days=expires_in_days, **fields)
-        with tool_origin("memory_store", runtime):
-            return _stored(await arun(runtime_store(runtime), plan))
-
-    def memory_recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
-        plan = service.recall_plan(tool_context(runtime, membership), query, k)
-        return _hits(query, run(runtime_store(runtime), plan))
-
-    async def amemory_recall(
+    def memory_recall(
         query: str, runtime: ToolRuntime[Any, Any], k: int | None = None
-    ) -> str:
+    ) -> Plan[str]:
         plan = service.recall_plan(tool_context(runtime, membership), query, k)
-        return _hits(query, await arun(runtime_store(runtime), plan))
+        return _hits(query, (yield from plan))
 
-    def memory_forget(key: str, runtime: ToolRuntime[Any, Any]) -> str:
-        plan = service.forget_plan(tool_context(runtime, membership), key, model=True)
-        run(runtime_store(runtime), plan)
+    def memory_forget(key: str, runtime: ToolRuntime[Any, Any]) -> Plan[str]:
+        yield from service.forget_plan(tool_context(runtime, membership), key, model=True)
         return _forgot(key)
 
-    async def amemory_forget(key: str, runtime: ToolRuntime[Any, Any]) -> str:
-        plan = service.forget_plan(tool_context(runtime, membership), key, model=True)
-        await arun(runtime_store(runtime), plan)
-        return _forgot(key)
-
-    twins: list[Twin] = [
-        (memory_store, amemory_store, STORE),
-        (memory_recall, amemory_recall, RECALL),
-        (memory_forget, amemory_forget, FORGET),
-    ]
-    return twin_tools(
-        twins, refused="Memory not changed: ", unavailable="Agent memory is unavailable right now"
+    tool = functools.partial(
+        plan_tool,
+        refused="Memory not changed: ",
+        unavailable="Agent memory is unavailable right now",
     )
+    return [tool(memory_store, STORE), tool(memory_recall, RECALL), tool(memory_forget, FORGET)]

@@ -1,4 +1,5 @@
-"""The model's `memory` tool over the bounded targets."""
+"""The model's `memory` tool over the bounded targets; its body is one plan, run by the sync
+and the async tool alike."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
 
 from memory_plugin.bounded.api import BoundedMemory
 from memory_plugin.events import emit
 from memory_plugin.identity import Membership
+from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
-from memory_plugin.tooling import tool_context, twin_tool
+from memory_plugin.tooling import plan_tool, tool_context
 
 MEMORY_TOOL = "memory"
 DESCRIPTION = (
@@ -39,42 +42,33 @@ def _done(action: str, target: str, answer: str) -> str:
 
 
 def bounded_memory_tools(
-    service: BoundedMemory | None = None, *, membership: Membership | None = None
+    service: BoundedMemory | None = None, membership: Membership | None = None
 ) -> list[BaseTool]:
     """The `memory` tool, using `service` (default: one over the running graph's store)."""
-    memory = service or BoundedMemory()
+    bounded = service or BoundedMemory()
 
-    def body(
+    def memory(
         action: Literal["add", "replace", "remove", "read"],
         target: Literal["memory", "user"],
         runtime: ToolRuntime[Any, Any],
         content: str | None = None,
         old_text: str | None = None,
-    ) -> str:
+    ) -> Plan[str]:
         ctx = tool_context(runtime, membership)
         with tool_origin(MEMORY_TOOL, runtime, ctx.user_id):
-            answer = memory.apply(ctx, action, target, content, old_text)
+            answer = yield from bounded._apply(ctx, action, target, content, old_text)
         return _done(action, target, answer)
 
-    async def abody(
-        action: Literal["add", "replace", "remove", "read"],
-        target: Literal["memory", "user"],
-        runtime: ToolRuntime[Any, Any],
-        content: str | None = None,
-        old_text: str | None = None,
-    ) -> str:
-        ctx = tool_context(runtime, membership)
-        with tool_origin(MEMORY_TOOL, runtime, ctx.user_id):
-            answer = await memory.aapply(ctx, action, target, content, old_text)
-        return _done(action, target, answer)
+    def bounded_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
+        return bounded.store
 
     return [
-        twin_tool(
-            MEMORY_TOOL,
+        plan_tool(
+            memory,
             DESCRIPTION,
-            body,
-            abody,
+            name=MEMORY_TOOL,
             refused="Memory not changed: ",
             unavailable="Memory is unavailable right now",
+            store=bounded_store,
         )
     ]

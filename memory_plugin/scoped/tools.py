@@ -2,21 +2,24 @@
 
 The tools take no user, workspace or agent ids: the scope comes from the run's context. Bad
 input and store failures come back to the model as a clear tool error, with memory unchanged.
+Each tool's body is one plan, run by its sync and its async tool alike.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any, ParamSpec
+import functools
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
 
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError
 from memory_plugin.events import emit
 from memory_plugin.identity import Membership
+from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import Document, DocumentWrite
@@ -24,10 +27,8 @@ from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.recall import Hit
 from memory_plugin.scoped.seen import UNSEEN, artifact, seen_version
 from memory_plugin.scoped.seen import UPDATE_MEMORY as UPDATE_MEMORY_TOOL
-from memory_plugin.tooling import Twin, runtime_store, tool_context, twin_tools
+from memory_plugin.tooling import plan_tool, runtime_store, tool_context
 
-logger = logging.getLogger(__name__)
-P = ParamSpec("P")
 Answer = tuple[str, dict[str, int]]
 
 REMEMBER = (
@@ -91,10 +92,10 @@ def _hits(query: str, hits: list[Hit]) -> str:
 
 
 def scoped_memory_tools(
-    *,
-    model: BaseChatModel | None = None,
     service: ScopedMemory | None = None,
     membership: Membership | None = None,
+    *,
+    model: BaseChatModel | None = None,
     **options: Any,
 ) -> list[BaseTool]:
     """The tools over the thread's scope, resolved with `membership`. They use `service` (a
@@ -113,55 +114,39 @@ def scoped_memory_tools(
             found = by_store[id(store)] = ScopedMemory(store, model=model, **options)
         return found
 
+    def scoped_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:
+        return memory(runtime).store
+
     def _context(runtime: ToolRuntime[Any, Any]) -> MemoryContext:
         return tool_context(runtime, membership)
 
-    def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
+    def remember(text: str, runtime: ToolRuntime[Any, Any]) -> Plan[str]:
         ctx = _context(runtime)
         with tool_origin("remember", runtime, ctx.user_id):
-            return _noted(memory(runtime).remember(ctx, text))
+            return _noted((yield from memory(runtime)._remember(ctx, text)))
 
-    async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
-        ctx = _context(runtime)
-        with tool_origin("remember", runtime, ctx.user_id):
-            return _noted(await memory(runtime).aremember(ctx, text))
-
-    def update_memory(content: str, runtime: ToolRuntime[Any, Any]) -> Answer:
+    def update_memory(content: str, runtime: ToolRuntime[Any, Any]) -> Plan[Answer]:
         scoped, ctx, seen = memory(runtime), _context(runtime), seen_version(runtime.state)
         if seen != UNSEEN:
             try:
                 with tool_origin(UPDATE_MEMORY_TOOL, runtime, ctx.user_id):
-                    write = scoped.write_document(ctx, content, expected_version=seen)
+                    write = yield from scoped._write(ctx, content, seen)
                 return _saved(write)
             except ConflictError:
                 pass
-        return _merge(scoped.read_document(ctx), seen == UNSEEN)
+        return _merge((yield from scoped._read(ctx)), seen == UNSEEN)
 
-    async def aupdate_memory(content: str, runtime: ToolRuntime[Any, Any]) -> Answer:
-        scoped, ctx, seen = memory(runtime), _context(runtime), seen_version(runtime.state)
-        if seen != UNSEEN:
-            try:
-                with tool_origin(UPDATE_MEMORY_TOOL, runtime, ctx.user_id):
-                    write = await scoped.awrite_document(ctx, content, expected_version=seen)
-                return _saved(write)
-            except ConflictError:
-                pass
-        return _merge(await scoped.aread_document(ctx), seen == UNSEEN)
+    def recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> Plan[str]:
+        return _hits(query, (yield from memory(runtime)._recall(_context(runtime), query, k)))
 
-    def recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
-        return _hits(query, memory(runtime).recall(_context(runtime), query, k))
-
-    async def arecall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> str:
-        return _hits(query, await memory(runtime).arecall(_context(runtime), query, k))
-
-    twins: list[Twin] = [
-        (remember, aremember, REMEMBER),
-        (update_memory, aupdate_memory, UPDATE_MEMORY),
-        (recall, arecall, RECALL),
-    ]
-    return twin_tools(
-        twins,
+    tool = functools.partial(
+        plan_tool,
         refused="Memory not changed: ",
         unavailable="Memory is unavailable right now",
-        with_artifact=[UPDATE_MEMORY_TOOL],
+        store=scoped_store,
     )
+    return [
+        tool(remember, REMEMBER),
+        tool(update_memory, UPDATE_MEMORY, response_format="content_and_artifact"),
+        tool(recall, RECALL),
+    ]

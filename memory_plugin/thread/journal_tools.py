@@ -1,29 +1,32 @@
 """Journal tools for the model: search this thread's transcript, view an earlier tool call.
 
 The thread comes from the run's config, never from the model. Bad input and store failures
-come back to the model as a clear tool error.
+come back to the model as a clear tool error. Each tool's body is one plan, run by its sync
+and its async tool alike.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
-import logging
 import re
 from datetime import UTC, date, datetime
-from typing import Any, ParamSpec
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
-from memory_plugin.plans import Plan, arun, run
+from memory_plugin.identity import Membership
+from memory_plugin.plans import Plan
 from memory_plugin.thread.journal import JournalEntry, search_plan, tool_call_plan
 from memory_plugin.thread.turn import thread_id_of
-from memory_plugin.tooling import Twin, runtime_store, twin_tools
+from memory_plugin.tooling import plan_tool
 
-logger = logging.getLogger(__name__)
-P = ParamSpec("P")
+if TYPE_CHECKING:
+    from memory_plugin.thread.nodes import ContextManager
+
 PREVIEW_CHARS = 300
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -110,8 +113,13 @@ def _view(tool_call_id: str, found: Found) -> str:
     return "\n".join(lines)
 
 
-def journal_tools() -> list[BaseTool]:
-    """The journal tools over the current thread: message search and tool call view."""
+def journal_tools(
+    service: ContextManager | None = None, membership: Membership | None = None
+) -> list[BaseTool]:
+    """The journal tools over the current thread: message search and tool call view. They
+    read the thread's journal in the graph's store, so they need neither the graph's
+    ContextManager (`service`) nor `membership`: both are taken so that every memory kind's
+    tools are made alike."""
 
     def journal_message_search(
         query: str,
@@ -120,31 +128,12 @@ def journal_tools() -> list[BaseTool]:
         after: str | None = None,
         before: str | None = None,
         limit: int = 10,
-    ) -> str:
-        plan = _search(runtime, query, role, after, before, limit)
-        return _hits(query, run(runtime_store(runtime), plan))
+    ) -> Plan[str]:
+        return _hits(query, (yield from _search(runtime, query, role, after, before, limit)))
 
-    async def ajournal_message_search(
-        query: str,
-        runtime: ToolRuntime[Any, Any],
-        role: str | None = None,
-        after: str | None = None,
-        before: str | None = None,
-        limit: int = 10,
-    ) -> str:
-        plan = _search(runtime, query, role, after, before, limit)
-        return _hits(query, await arun(runtime_store(runtime), plan))
+    def journal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> Plan[str]:
+        thread_id = thread_id_of(runtime.config, "the journal")
+        return _view(tool_call_id, (yield from tool_call_plan(thread_id, tool_call_id)))
 
-    def journal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
-        plan = tool_call_plan(thread_id_of(runtime.config, "the journal"), tool_call_id)
-        return _view(tool_call_id, run(runtime_store(runtime), plan))
-
-    async def ajournal_tool_call_view(tool_call_id: str, runtime: ToolRuntime[Any, Any]) -> str:
-        plan = tool_call_plan(thread_id_of(runtime.config, "the journal"), tool_call_id)
-        return _view(tool_call_id, await arun(runtime_store(runtime), plan))
-
-    twins: list[Twin] = [
-        (journal_message_search, ajournal_message_search, SEARCH),
-        (journal_tool_call_view, ajournal_tool_call_view, VIEW),
-    ]
-    return twin_tools(twins, refused="", unavailable="Memory is unavailable right now")
+    tool = functools.partial(plan_tool, refused="", unavailable="Memory is unavailable right now")
+    return [tool(journal_message_search, SEARCH), tool(journal_tool_call_view, VIEW)]
