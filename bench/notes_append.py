@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from memory_plugin import Backend, MemoryContext, aconnect, connect
-from memory_plugin.plans import Plan, PutIfVersion, arun, run
+from memory_plugin.backends.conditional import PutIfVersion
+from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import Scope, thread_scope
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.notes import NOTES, day_plan, note_key

@@ -2,7 +2,8 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from memory_plugin.backends import AsyncConnection, Backend, aconnect, connect
+from memory_plugin.backends import Backend
+from memory_plugin.connection import AsyncConnection, aconnect, connect
 from memory_plugin.context import MemoryContext, current_context
 from memory_plugin.errors import (
     BackendError,

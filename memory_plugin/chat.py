@@ -26,8 +26,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.types import StateSnapshot
 
-from memory_plugin.backends import Backend, connect
+from memory_plugin.backends import Backend
 from memory_plugin.cancellable import cancellable, ctrl_c_cancels
+from memory_plugin.connection import connect
 from memory_plugin.context import MemoryContext
 from memory_plugin.demo import DemoModel
 from memory_plugin.graph import create_memory_graph

@@ -47,7 +47,7 @@ def _screening(check: Check | None, model: BaseChatModel | None) -> AbstractCont
 def _consolidate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from memory_plugin.backends import connect
+    from memory_plugin.connection import connect
     from memory_plugin.models import resolve_model
     from memory_plugin.scoped.consolidation import ScopeResult, check_job_lease, consolidate
     from memory_plugin.scoped.leases import Worker
@@ -183,7 +183,7 @@ def _saved_at(document: Document) -> str:
 
 
 def _history(args: argparse.Namespace) -> int:
-    from memory_plugin.backends import connect
+    from memory_plugin.connection import connect
     from memory_plugin.scoped import ScopedMemory
 
     with connect(args.url) as backend:
@@ -199,7 +199,7 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    from memory_plugin.backends import connect
+    from memory_plugin.connection import connect
     from memory_plugin.models import MODEL_ENV, resolve_model
     from memory_plugin.scoped import ScopedMemory
 
@@ -218,7 +218,7 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _recall_audit(args: argparse.Namespace) -> int:
-    from memory_plugin.backends import connect
+    from memory_plugin.connection import connect
     from memory_plugin.local_embeddings import default_index
     from memory_plugin.scoped.audit import recall_audit
 

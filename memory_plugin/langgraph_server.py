@@ -24,7 +24,8 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
-from memory_plugin.backends import Backend, aconnect
+from memory_plugin.backends import Backend
+from memory_plugin.connection import aconnect
 from memory_plugin.local_embeddings import default_index
 
 INDEX_ENV = "MEMORY_SERVER_INDEX"

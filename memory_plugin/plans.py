@@ -2,53 +2,48 @@
 
 Memory logic is written once as a *plan*: a generator that yields requests and receives
 their results, the way `BaseStore` funnels every call through `batch` / `abatch`. A request
-is a list of store operations, a `PutIfVersion`, an `InsertNext` or `InsertMany`, a
-`KeywordSearch`, `VectorSearch` or `LiveKeys` (memory_plugin.backends.search), a `NoteDays`
-(memory_plugin.backends.days), a `TakeLease` or `DropLease` (memory_plugin.backends.leases)
-or a `ModelCall`. `run` drives a plan with the store's and
-model's sync methods, `arun` with their async twins. A failed request is thrown into the plan
-at its `yield`, so the plan decides what a failure means.
+is a list of store operations or a request object that carries its own runner: `run(store)`
+and `async arun(store)`, defined next to the code that executes it (`PutIfVersion` in
+memory_plugin.backends.conditional, `InsertNext` and `InsertMany` in
+memory_plugin.backends.claims, `KeywordSearch`, `VectorSearch` and `LiveKeys` in
+memory_plugin.backends.search, `NoteDays` in memory_plugin.backends.days, `TakeLease` and
+`DropLease` in memory_plugin.backends.leases, `ModelCall` here). `run` drives a plan with the
+store's and the requests' sync methods, `arun` with their async twins. A failed request is
+thrown into the plan at its `yield`, so the plan decides what a failure means.
+
+This module is the bottom layer: it imports nothing from memory_plugin.backends or
+memory_plugin.settings, which both build on it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langgraph.store.base import BaseStore, Item, Op, PutOp, SearchOp
+from langgraph.store.base import BaseStore, Item, Op, SearchOp
 
-from memory_plugin.backends.claims import (
-    InsertMany,
-    InsertNext,
-    ainsert_many,
-    ainsert_next,
-    insert_many,
-    insert_next,
-)
-from memory_plugin.backends.conditional import aput_if_version, put_if_version
-from memory_plugin.backends.days import NoteDays, anote_days, note_days
-from memory_plugin.backends.leases import DropLease, TakeLease, alease, lease
-from memory_plugin.backends.search import (
-    KeywordSearch,
-    LiveKeys,
-    VectorSearch,
-    akeyword_search,
-    alive_keys,
-    avector_search,
-    keyword_search,
-    live_keys,
-    vector_search,
-)
-from memory_plugin.storable import storable, storable_op
+from memory_plugin.storable import storable_op
 
 T = TypeVar("T")
+
+
+class StoreRequest(Protocol):
+    """A request a plan may yield besides a list of store operations: it runs itself."""
+
+    def run(self, store: BaseStore) -> Any:
+        """The request's result, computed with the store's sync methods."""
+        ...
+
+    async def arun(self, store: BaseStore) -> Any:
+        """The request's result, computed with the store's async methods."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -58,6 +53,14 @@ class ModelCall:
     model: BaseChatModel
     messages: Sequence[BaseMessage]
     timeout: float | None = None
+
+    def run(self, store: BaseStore) -> Any:
+        """The model's reply (the store is not used)."""
+        return _invoke(self)
+
+    async def arun(self, store: BaseStore) -> Any:
+        """Async twin of run."""
+        return await _ainvoke(self)
 
 
 def _in_thread(model: BaseChatModel, messages: list[BaseMessage]) -> Future[Any]:
@@ -120,34 +123,7 @@ async def _ainvoke(call: ModelCall) -> Any:
     return task.result()
 
 
-@dataclass(frozen=True)
-class PutIfVersion:
-    """Write an item only if its version is still `expected` (None: only if absent), with
-    the `also` puts in the same transaction (all land or none does).
-
-    The result is the stored value with its new version, or None when the check failed.
-    """
-
-    namespace: tuple[str, ...]
-    key: str
-    value: Mapping[str, Any]
-    expected: int | None
-    also: tuple[PutOp, ...] = ()
-
-
-Request = (
-    list[Op]
-    | ModelCall
-    | PutIfVersion
-    | InsertNext
-    | InsertMany
-    | KeywordSearch
-    | VectorSearch
-    | LiveKeys
-    | NoteDays
-    | TakeLease
-    | DropLease
-)
+Request = list[Op] | StoreRequest
 Plan = Generator[Request, Any, T]
 
 
@@ -163,24 +139,6 @@ def all_items_plan(
             return items
 
 
-def _put_args(request: PutIfVersion) -> tuple[Any, ...]:
-    """The fields of a conditional put, in order, its value made storable (not copied when
-    already storable)."""
-    also = tuple(storable_op(op) for op in request.also)
-    return (request.namespace, request.key, storable(request.value), request.expected, also)
-
-
-def _insert_args(request: InsertNext) -> tuple[Any, ...]:
-    """The fields of an append at the next position, its value made storable."""
-    return (request.namespace, request.group, storable(request.value))
-
-
-def _insert_many(request: InsertMany) -> InsertMany:
-    """An append of several values, each made storable."""
-    values = tuple(storable(value) for value in request.values)
-    return InsertMany(request.namespace, request.group, values, request.dated)
-
-
 def _resume(plan: Plan[T], result: Any, failure: Exception | None) -> Request:
     return plan.throw(failure) if failure is not None else plan.send(result)
 
@@ -191,26 +149,10 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
         request = next(plan)
         while True:
             try:
-                if isinstance(request, ModelCall):
-                    result: Any = _invoke(request)
-                elif isinstance(request, PutIfVersion):
-                    result = put_if_version(store, *_put_args(request))
-                elif isinstance(request, InsertNext):
-                    result = insert_next(store, *_insert_args(request))
-                elif isinstance(request, InsertMany):
-                    result = insert_many(store, _insert_many(request))
-                elif isinstance(request, KeywordSearch):
-                    result = keyword_search(store, request)
-                elif isinstance(request, VectorSearch):
-                    result = vector_search(store, request)
-                elif isinstance(request, LiveKeys):
-                    result = live_keys(store, request)
-                elif isinstance(request, NoteDays):
-                    result = note_days(store, request)
-                elif isinstance(request, (TakeLease, DropLease)):
-                    result = lease(store, request)
+                if isinstance(request, list):
+                    result: Any = store.batch([storable_op(op) for op in request])
                 else:
-                    result = store.batch([storable_op(op) for op in request])
+                    result = request.run(store)
             except Exception as exc:
                 request = _resume(plan, None, exc)
             else:
@@ -225,26 +167,10 @@ async def arun(store: BaseStore, plan: Plan[T]) -> T:
         request = next(plan)
         while True:
             try:
-                if isinstance(request, ModelCall):
-                    result: Any = await _ainvoke(request)
-                elif isinstance(request, PutIfVersion):
-                    result = await aput_if_version(store, *_put_args(request))
-                elif isinstance(request, InsertNext):
-                    result = await ainsert_next(store, *_insert_args(request))
-                elif isinstance(request, InsertMany):
-                    result = await ainsert_many(store, _insert_many(request))
-                elif isinstance(request, KeywordSearch):
-                    result = await akeyword_search(store, request)
-                elif isinstance(request, VectorSearch):
-                    result = await avector_search(store, request)
-                elif isinstance(request, LiveKeys):
-                    result = await alive_keys(store, request)
-                elif isinstance(request, NoteDays):
-                    result = await anote_days(store, request)
-                elif isinstance(request, (TakeLease, DropLease)):
-                    result = await alease(store, request)
+                if isinstance(request, list):
+                    result: Any = await store.abatch([storable_op(op) for op in request])
                 else:
-                    result = await store.abatch([storable_op(op) for op in request])
+                    result = await request.arun(store)
             except Exception as exc:
                 request = _resume(plan, None, exc)
             else:

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from memory_plugin import MemoryContext
-from memory_plugin.backends import connect
+from memory_plugin.connection import connect
 from memory_plugin.scoped import ScopedMemory
 from tests.conftest import through_pgbouncer, url_for
 from tests.langgraph_server import (

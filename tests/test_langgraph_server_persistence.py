@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from memory_plugin.backends import connect
+from memory_plugin.connection import connect
 from memory_plugin.langgraph_server import INDEX_ENV, checkpointer, server_index, store
 
 INDEX = {"dims": 8, "embed": lambda texts: [[1.0] * 8 for _ in texts], "fields": ["text"]}

@@ -21,7 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
-from memory_plugin import plans as plans_module
+from memory_plugin.backends import conditional
 from memory_plugin.profile import budget as budget_module
 from memory_plugin.profile import memory as memory_module
 from memory_plugin.profile.changes import changes
@@ -179,8 +179,8 @@ def test_labelled_exchanges_produce_the_labelled_operation() -> None:
 def test_noop_writes_nothing(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     seed(backend.store, ANN, base_for("ann"))
     writes: list[Any] = []
-    original = plans_module.put_if_version
-    monkeypatch.setattr(plans_module, "put_if_version", lambda *a: writes.append(a) or original(*a))
+    original = conditional.put_if_version
+    monkeypatch.setattr(conditional, "put_if_version", lambda *a: writes.append(a) or original(*a))
     memory = memory_for(backend.store, ProfileModel())
     assert memory.consolidate(ANN, "what is the capital of Peru?", "Lima.").status == "noop"
     echo = ProfileModel(reply_override=render(base_for("ann")))

@@ -16,7 +16,6 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
-from memory_plugin import plans as plans_module
 from memory_plugin.backends import conditional
 from memory_plugin.background import Background
 from memory_plugin.demo import DemoModel
@@ -254,14 +253,14 @@ def test_a_store_failure_in_the_background_never_fails_the_turn(
         raise OSError("the store is down")
 
     original = conditional.put_if_version
-    monkeypatch.setattr(plans_module, "put_if_version", down)
+    monkeypatch.setattr(conditional, "put_if_version", down)
     model = Flaky(plan=FACTS)
     graph = graph_for(backend, model)
     assert turn(graph, "I just moved to Lisbon") == "Answer 0."
     assert wait_for_profiles()
     assert profile_of(backend) is None
     assert [e["action"] for e in events if e["action"] != "loaded"] == ["failed"]
-    monkeypatch.setattr(plans_module, "put_if_version", original)
+    monkeypatch.setattr(conditional, "put_if_version", original)
     assert turn(graph, "I like tea") == "Answer 1."
     assert wait_for_profiles()
     stored = profile_of(backend)

@@ -12,9 +12,10 @@ from langchain_core.tools import tool
 from langgraph.store.base import GetOp, PutOp, SearchOp
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.demo import DemoModel
 from memory_plugin.errors import MemoryWriteError
-from memory_plugin.plans import Plan, PutIfVersion, arun, run
+from memory_plugin.plans import Plan, arun, run
 from memory_plugin.settings import MemorySettings
 from memory_plugin.storable import storable, storable_text
 from memory_plugin.thread.journal import (

@@ -44,6 +44,7 @@ from memory_plugin.backends.langgraph_tables import (
     SQLITE_INSERT_DATED,
 )
 from memory_plugin.backends.steps import adrive, drive
+from memory_plugin.storable import storable
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,14 @@ class InsertNext:
     namespace: tuple[str, ...]
     group: str
     value: Mapping[str, Any]
+
+    def run(self, store: BaseStore) -> dict[str, Any]:
+        """The append, its value made storable, with the store's sync methods."""
+        return insert_next(store, self.namespace, self.group, storable(self.value))
+
+    async def arun(self, store: BaseStore) -> dict[str, Any]:
+        """Async twin of run."""
+        return await ainsert_next(store, self.namespace, self.group, storable(self.value))
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,19 @@ class InsertMany:
     group: str
     values: tuple[Mapping[str, Any], ...]
     dated: bool = False
+
+    def _storable(self) -> InsertMany:
+        """This append with each value made storable."""
+        values = tuple(storable(value) for value in self.values)
+        return InsertMany(self.namespace, self.group, values, self.dated)
+
+    def run(self, store: BaseStore) -> list[dict[str, Any]]:
+        """The append, its values made storable, with the store's sync methods."""
+        return insert_many(store, self._storable())
+
+    async def arun(self, store: BaseStore) -> list[dict[str, Any]]:
+        """Async twin of run."""
+        return await ainsert_many(store, self._storable())
 
 
 def positioned_key(group: str, position: int) -> str:

@@ -17,6 +17,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -38,6 +39,36 @@ from memory_plugin.backends.langgraph_tables import (
     SQLITE_UPSERT,
 )
 from memory_plugin.compat import pg_async_connections, pg_connections
+from memory_plugin.storable import storable, storable_op
+
+
+@dataclass(frozen=True)
+class PutIfVersion:
+    """Write an item only if its version is still `expected` (None: only if absent), with
+    the `also` puts in the same transaction (all land or none does).
+
+    The result is the stored value with its new version, or None when the check failed.
+    """
+
+    namespace: tuple[str, ...]
+    key: str
+    value: Mapping[str, Any]
+    expected: int | None
+    also: tuple[PutOp, ...] = ()
+
+    def _args(self) -> tuple[Any, ...]:
+        """The fields, in order, the value made storable (not copied when already storable)."""
+        also = tuple(storable_op(op) for op in self.also)
+        return (self.namespace, self.key, storable(self.value), self.expected, also)
+
+    def run(self, store: BaseStore) -> dict[str, Any] | None:
+        """The conditional put, with the store's sync methods (see put_if_version)."""
+        return put_if_version(store, *self._args())
+
+    async def arun(self, store: BaseStore) -> dict[str, Any] | None:
+        """Async twin of run."""
+        return await aput_if_version(store, *self._args())
+
 
 _thread_locks: weakref.WeakKeyDictionary[BaseStore, threading.Lock] = weakref.WeakKeyDictionary()
 _guard = threading.Lock()

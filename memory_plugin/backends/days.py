@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
@@ -25,6 +25,7 @@ from memory_plugin.backends.fts import (
     pg_search_connection,
     sqlite_search_connection,
 )
+from memory_plugin.plans import all_items_plan, arun, run
 
 LATEST = "9999-99-99"
 PAGE = 1_000
@@ -38,6 +39,14 @@ class NoteDays:
     namespace: tuple[str, ...]
     before: str | None
     limit: int
+
+    def run(self, store: BaseStore) -> list[str]:
+        """The days, with the store's sync methods (see note_days)."""
+        return note_days(store, self)
+
+    async def arun(self, store: BaseStore) -> list[str]:
+        """Async twin of run."""
+        return await anote_days(store, self)
 
 
 _SQLITE_DAYS = """
@@ -106,12 +115,13 @@ def _in_memory(store: InMemoryStore, request: NoteDays) -> list[str]:
 
 
 def _paged(store: BaseStore, request: NoteDays) -> list[str]:
-    items: list[Item] = []
-    while True:
-        page = store.search(request.namespace, limit=PAGE, offset=len(items))
-        items.extend(page)
-        if len(page) < PAGE:
-            return _newest([item.value for item in items], request)
+    items = run(store, all_items_plan(request.namespace, page=PAGE))
+    return _newest([item.value for item in items], request)
+
+
+async def _apaged(store: BaseStore, request: NoteDays) -> list[str]:
+    items = await arun(store, all_items_plan(request.namespace, page=PAGE))
+    return _newest([item.value for item in items], request)
 
 
 def note_days(store: BaseStore, request: NoteDays) -> list[str]:
@@ -145,9 +155,4 @@ async def anote_days(store: BaseStore, request: NoteDays) -> list[str]:
         return _in_memory(store, request)
     if isinstance(store, SqliteStore | PostgresStore):
         return await asyncio.to_thread(note_days, store, request)
-    items: list[Item] = []
-    while True:
-        page = await store.asearch(request.namespace, limit=PAGE, offset=len(items))
-        items.extend(page)
-        if len(page) < PAGE:
-            return _newest([item.value for item in items], request)
+    return await _apaged(store, request)

@@ -46,6 +46,14 @@ class TakeLease:
     at: float | None = None
     """The Unix time the lease is judged at and counted from; None: the database's clock."""
 
+    def run(self, store: BaseStore) -> bool:
+        """Take the lease with the store's sync methods (see lease)."""
+        return lease(store, self)
+
+    async def arun(self, store: BaseStore) -> bool:
+        """Async twin of run."""
+        return await alease(store, self)
+
 
 @dataclass(frozen=True)
 class DropLease:
@@ -53,6 +61,14 @@ class DropLease:
 
     name: str
     holder: str
+
+    def run(self, store: BaseStore) -> bool:
+        """Drop the lease with the store's sync methods (see lease)."""
+        return lease(store, self)
+
+    async def arun(self, store: BaseStore) -> bool:
+        """Async twin of run."""
+        return await alease(store, self)
 
 
 _PG_TABLE = (

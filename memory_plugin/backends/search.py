@@ -52,6 +52,7 @@ from memory_plugin.backends.langgraph_tables import (
 )
 from memory_plugin.backends.steps import adrive, drive
 from memory_plugin.compat import pg_async_connections, pg_connections
+from memory_plugin.plans import all_items_plan, arun, run
 from memory_plugin.text import bm25_scores, query_words, search_terms
 
 PAGE = 1_000
@@ -77,6 +78,14 @@ class KeywordSearch:
     query: str
     limit: int
 
+    def run(self, store: BaseStore) -> list[Scored]:
+        """The result, with the store's sync methods (see keyword_search)."""
+        return keyword_search(store, self)
+
+    async def arun(self, store: BaseStore) -> list[Scored]:
+        """Async twin of run."""
+        return await akeyword_search(store, self)
+
 
 @dataclass(frozen=True)
 class VectorSearch:
@@ -87,6 +96,14 @@ class VectorSearch:
     query: str
     limit: int
 
+    def run(self, store: BaseStore) -> list[Scored]:
+        """The result, with the store's sync methods (see vector_search)."""
+        return vector_search(store, self)
+
+    async def arun(self, store: BaseStore) -> list[Scored]:
+        """Async twin of run."""
+        return await avector_search(store, self)
+
 
 @dataclass(frozen=True)
 class LiveKeys:
@@ -94,6 +111,14 @@ class LiveKeys:
 
     namespace: tuple[str, ...]
     keys: tuple[str, ...]
+
+    def run(self, store: BaseStore) -> set[str]:
+        """The result, with the store's sync methods (see live_keys)."""
+        return live_keys(store, self)
+
+    async def arun(self, store: BaseStore) -> set[str]:
+        """Async twin of run."""
+        return await alive_keys(store, self)
 
 
 _SQLITE_LIVE = (
@@ -165,21 +190,11 @@ def _pg_vector_params(request: VectorSearch, vector: list[float]) -> dict[str, A
 
 
 def _items(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
-    items: list[Item] = []
-    while True:
-        page = store.search(namespace, limit=PAGE, offset=len(items))
-        items.extend(page)
-        if len(page) < PAGE:
-            return items
+    return run(store, all_items_plan(namespace, page=PAGE))
 
 
 async def _aitems(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
-    items: list[Item] = []
-    while True:
-        page = await store.asearch(namespace, limit=PAGE, offset=len(items))
-        items.extend(page)
-        if len(page) < PAGE:
-            return items
+    return await arun(store, all_items_plan(namespace, page=PAGE))
 
 
 def _from_search(found: list[SearchItem]) -> list[Scored]:

@@ -12,12 +12,13 @@ from typing import Any
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore, GetOp
 
+from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
 from memory_plugin.bounded.prompt import block_text
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError
-from memory_plugin.plans import Plan, PutIfVersion, arun, run
+from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import Provenance, current, provenance_of
 from memory_plugin.safety import screen
 from memory_plugin.scope import bounded_namespace

@@ -19,7 +19,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import GetOp, PutOp
 
-from memory_plugin.plans import Plan, PutIfVersion
+from memory_plugin.backends.conditional import PutIfVersion
+from memory_plugin.plans import Plan
 from memory_plugin.thread.journal import JournalEntry
 
 CURSORS = "cursors"

@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
+from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.background import Background, await_every, wait_all
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
@@ -31,7 +32,7 @@ from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
 from memory_plugin.maintenance import MaintenanceModel, maintenance_of
-from memory_plugin.plans import ModelCall, Plan, PutIfVersion, all_items_plan, arun, run
+from memory_plugin.plans import ModelCall, Plan, all_items_plan, arun, run
 from memory_plugin.profile import cursor as cursors
 from memory_plugin.profile.budget import body, fit_plan, truncate
 from memory_plugin.profile.changes import (

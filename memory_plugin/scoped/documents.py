@@ -17,9 +17,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import GetOp, Item, PutOp
 
-from memory_plugin.backends.conditional import next_version
+from memory_plugin.backends.conditional import PutIfVersion, next_version
 from memory_plugin.errors import ConflictError, MemoryWriteError
-from memory_plugin.plans import ModelCall, Plan, PutIfVersion, all_items_plan
+from memory_plugin.plans import ModelCall, Plan, all_items_plan
 from memory_plugin.provenance import Provenance, provenance_of, stamped
 from memory_plugin.provenance import current as current_provenance
 from memory_plugin.replies import RejectedReply, checked_rewrite

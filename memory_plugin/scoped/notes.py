@@ -18,9 +18,10 @@ from typing import Any
 from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
 
 from memory_plugin.backends.claims import InsertMany, InsertNext, positioned_key
+from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.backends.days import NoteDays
 from memory_plugin.errors import InvalidArgumentError, MemoryWriteError
-from memory_plugin.plans import Plan, PutIfVersion, all_items_plan
+from memory_plugin.plans import Plan, all_items_plan
 from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope

@@ -55,7 +55,7 @@ class WorkerOutcome:
 
 def run_worker(url: str | None, model: str | None, worker: Worker) -> WorkerOutcome:
     """Run one consolidation worker over the store at `url` (in this process)."""
-    from memory_plugin.backends import connect
+    from memory_plugin.connection import connect
     from memory_plugin.models import resolve_model
     from memory_plugin.scoped.consolidation import consolidate
 
@@ -145,7 +145,7 @@ def _run_processes(
 def _await_leases(url: str | None, lost: dict[str, str]) -> dict[str, list[tuple[str, ...]]]:
     """The scopes whose lease each lost worker still holds, returned once they expired (none
     when the leases cannot be read: the scopes then wait for the next run)."""
-    from memory_plugin.backends import connect
+    from memory_plugin.connection import connect
 
     try:
         with connect(url) as backend:
@@ -195,7 +195,7 @@ def run_workers(
     scopes (a lost worker's outcome is failed, naming why). A lease shorter than the model
     timeout of the job's base settings in the store at `url` is refused before any worker
     starts (LeaseTooShortError)."""
-    from memory_plugin.backends import connect
+    from memory_plugin.connection import connect
     from memory_plugin.models import resolve_model
     from memory_plugin.scoped.consolidation import check_job_lease
 

@@ -18,7 +18,7 @@ from langgraph.store.base import BaseStore
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memory_plugin.backends import aconnect
+from memory_plugin.connection import aconnect
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.safety.staged import Check, Screen, screening
 from memory_plugin.server import entries, jobs, profile, scoped, threads

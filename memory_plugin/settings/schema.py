@@ -3,16 +3,20 @@
 Each numeric field has admin bounds (`ge`/`le`). Constructing MemorySettings checks every value
 given like a settings write (exact type, finite, within bounds) and raises SettingsError naming
 the field; values stored in a settings layer before a bound changed are clamped at read time.
+The checks of a single value the constructor needs live here too (`check_value` and its
+helpers); memory_plugin.settings.values builds the lenient read-time parsing on them.
 `json_schema_extra` carries the reason for the bound and, for operator switches, the layers
 allowed to write the field.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from memory_plugin.errors import SettingsError
 
@@ -45,8 +49,6 @@ class MemorySettings(BaseModel):
     )
 
     def __init__(self, **values: Any) -> None:
-        from memory_plugin.settings.values import check_value
-
         checked = {name: check_value(name, value) for name, value in values.items()}
         try:
             super().__init__(**checked)
@@ -270,3 +272,62 @@ def field_layers(name: str) -> tuple[str, ...]:
     layers = extra["layers"]
     assert isinstance(layers, list)
     return tuple(str(layer) for layer in layers)
+
+
+def known_field(name: str) -> str:
+    """Return name if it is a setting, else raise naming the unknown field (and the closest)."""
+    if name not in MemorySettings.model_fields:
+        raise SettingsError(f"unknown setting {name!r}{did_you_mean(name)}")
+    return name
+
+
+def did_you_mean(name: str) -> str:
+    """`; did you mean 'x'?` for the setting closest to name, or nothing."""
+    close = difflib.get_close_matches(name.lower(), MemorySettings.model_fields, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+@cache
+def field_adapter(name: str) -> TypeAdapter[Any]:
+    """The pydantic adapter validating and dumping one setting's values."""
+    annotation = MemorySettings.model_fields[name].annotation
+    assert annotation is not None
+    return TypeAdapter(annotation)
+
+
+def validate_field(name: str, value: Any, *, strict: bool) -> Any:
+    """The value validated against the setting's type; a SettingsError names it when malformed."""
+    try:
+        return field_adapter(name).validate_python(value, strict=strict)
+    except ValidationError as exc:
+        problem = exc.errors()[0]["msg"]
+        raise SettingsError(f"setting {name!r}: {value!r} is malformed ({problem})") from None
+
+
+def is_number(name: str, value: Any) -> bool:
+    """Whether the value is a number (not a bool); a non-finite float is a SettingsError."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SettingsError(f"setting {name!r}: {value!r} is not a finite number")
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_bounds(name: str, value: Any) -> None:
+    """Raise a SettingsError when a number is outside the setting's admin bounds."""
+    if not is_number(name, value):
+        return
+    low, high = field_bounds(name)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise SettingsError(f"setting {name!r}: {value!r} is out of range ({low} to {high})")
+
+
+def check_value(name: str, value: Any) -> Any:
+    """Validate a value being written: the exact type (a list stands for a tuple), a finite
+    number within the setting's bounds; returns it as stored (JSON)."""
+    known_field(name)
+    if get_origin(MemorySettings.model_fields[name].annotation) is tuple and isinstance(
+        value, list
+    ):
+        value = tuple(value)
+    parsed = validate_field(name, value, strict=True)
+    check_bounds(name, parsed)
+    return field_adapter(name).dump_python(parsed, mode="json")

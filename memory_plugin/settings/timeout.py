@@ -1,7 +1,8 @@
 """How long a store that is down may hold a turn: the store_timeout_seconds setting.
 
 `MEMORY_STORE_TIMEOUT_SECONDS` (a deployment switch) wins over the settings passed to
-`connect`, which win over the default; it is read when the backend is opened.
+`connect`, which win over the default; it is read when the backend is opened. The backends
+take the resolved number of seconds (memory_plugin.connection resolves it here).
 """
 
 from __future__ import annotations
