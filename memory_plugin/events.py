@@ -14,20 +14,20 @@ from pydantic import BaseModel, Field
 
 from memory_plugin.compat import no_op_stream_writer
 
-Kind = Literal["scoped", "profile", "context", "journal", "bounded", "agent"]
+EventKind = Literal["scoped", "profile", "context", "journal", "bounded", "agent"]
 
 
 class MemoryEvent(BaseModel):
     """One thing memory did: `kind` of memory, `action`, the scope, and details."""
 
     type: Literal["memory_event"] = "memory_event"
-    kind: Kind
+    kind: EventKind
     action: str
     scope: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-def emit(kind: Kind, action: str, scope: str | None = None, **details: Any) -> None:
+def emit(kind: EventKind, action: str, scope: str | None = None, **details: Any) -> None:
     """Write an event to the run's custom stream (a no-op outside a run)."""
     try:
         writer = get_stream_writer()

@@ -29,7 +29,7 @@ from memory_plugin.context import MemoryContext
 from memory_plugin.identity import Membership
 from memory_plugin.safety.staged import Check
 from memory_plugin.services import TurnTools, build_services
-from memory_plugin.settings import MemorySettings
+from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.thread.nodes import SUMMARIZE_NOW
 from memory_plugin.thread.state import MemoryState
 
@@ -42,7 +42,7 @@ def create_memory_graph(
     *,
     store: BaseStore | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
-    settings: MemorySettings | None = None,
+    settings: MemorySettings | SettingsCache | None = None,
     system_prompt: str | None = None,
     membership: Membership | None = None,
     maintenance_model: BaseChatModel | None = None,
@@ -52,7 +52,8 @@ def create_memory_graph(
     """A compiled agent graph with every enabled memory kind wired in.
 
     Invoke with `{"messages": [...]}`, a `thread_id` in `config["configurable"]` and
-    `context={"user_id": ..., ...}` (a MemoryContext). `settings` are the platform defaults;
+    `context={"user_id": ..., ...}` (a MemoryContext). `settings` are the platform defaults
+    (or a SettingsCache shared with another surface over the same store, as the console does);
     `MEMORY_<SETTING>` environment variables override and lock them, and the layers stored in
     the store apply each turn (a bad value in code or the environment raises SettingsError
     here). Each turn the model gets `tools` and the memory tools of the kinds that are on for

@@ -40,7 +40,7 @@ from memory_plugin.compat import RunnableCallable
 from memory_plugin.identity import Membership
 from memory_plugin.safety.staged import Check
 from memory_plugin.services import AsyncExecute, Execute, Result, build_services
-from memory_plugin.settings import MemorySettings
+from memory_plugin.settings import MemorySettings, SettingsCache
 from memory_plugin.thread.nodes import SUMMARIZE_NOW
 from memory_plugin.thread.state import merge_info
 
@@ -103,7 +103,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         self,
         model: BaseChatModel,
         *,
-        settings: MemorySettings | None = None,
+        settings: MemorySettings | SettingsCache | None = None,
         system_prompt: str | None = None,
         membership: Membership | None = None,
         maintenance_model: BaseChatModel | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -22,20 +22,19 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from memory_plugin.agent import AgentMemory, agent_memory_tools
-from memory_plugin.blocks import BlockSource
-from memory_plugin.bounded import BoundedMemory, bounded_memory_tools
+from memory_plugin.agent import AgentMemory
+from memory_plugin.base import MemoryService
+from memory_plugin.bounded import BoundedMemory
 from memory_plugin.compat import RunnableCallable
 from memory_plugin.context import MemoryContext, current_context
 from memory_plugin.identity import Membership
+from memory_plugin.kinds import Parts, build_kinds, kind_tools
 from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.nouser import MEMORY_OFF
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.safety.staged import Check, Screen, screen_from, screening
 from memory_plugin.scoped.api import ScopedMemory
-from memory_plugin.scoped.tools import scoped_memory_tools
 from memory_plugin.settings import MemorySettings, SettingsCache
-from memory_plugin.thread.journal_tools import journal_tools
 from memory_plugin.thread.nodes import ContextManager
 
 State = Mapping[str, Any]
@@ -43,22 +42,54 @@ Result = ToolMessage | Command[Any]
 Execute = Callable[[ToolCallRequest], Result]
 AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
 BoundModel = Runnable[LanguageModelInput, BaseMessage]
+K = TypeVar("K", bound=MemoryService)
 
 
 @dataclass
 class MemoryServices:
     """One graph's memory: its settings source, the service of each memory kind that exists
-    in it, the memory tools, and which setting switches each tool's kind."""
+    in it (keyed by the setting that switches the kind), the memory tools, and which setting
+    switches each tool's kind."""
 
     settings: SettingsCache
-    manager: ContextManager
-    scoped: ScopedMemory | None
-    profile: ProfileMemory | None
+    services: dict[str, MemoryService]
     tools: list[BaseTool]
-    kinds: dict[str, str]
+    switches: dict[str, str]
     membership: Membership | None = None
     screen: Screen = field(default_factory=Screen)
     _last: tuple[Any, MemorySettings] | None = field(default=None, repr=False)
+
+    def _kind(self, switch: str, cls: type[K]) -> K | None:
+        found = self.services.get(switch)
+        assert found is None or isinstance(found, cls)
+        return found
+
+    @property
+    def manager(self) -> ContextManager:
+        """The context-management nodes (always built: they load memory and journal)."""
+        found = self._kind("context_management", ContextManager)
+        assert found is not None
+        return found
+
+    @property
+    def scoped(self) -> ScopedMemory | None:
+        """Scoped memory, None when it is not part of this graph."""
+        return self._kind("scoped_memory", ScopedMemory)
+
+    @property
+    def profile(self) -> ProfileMemory | None:
+        """Profile memory, None when it is not part of this graph."""
+        return self._kind("profile", ProfileMemory)
+
+    @property
+    def agent(self) -> AgentMemory | None:
+        """Agent memory (always built: reading and pinning need no switch)."""
+        return self._kind("agent_memory", AgentMemory)
+
+    @property
+    def bounded(self) -> BoundedMemory | None:
+        """Bounded memory, None when it is not part of this graph."""
+        return self._kind("bounded_memory", BoundedMemory)
 
     @property
     def base(self) -> MemorySettings:
@@ -126,7 +157,7 @@ class MemoryServices:
     def refusal(self, name: str, settings: MemorySettings, off: str | None = None) -> str | None:
         """Why a call to this tool is refused (its memory kind is off, or memory is `off` for
         the run), None when it is not."""
-        kind = self.kinds.get(name)
+        kind = self.switches.get(name)
         if kind is None:
             return None
         if off and kind in ("scoped_memory", "bounded_memory"):
@@ -192,7 +223,7 @@ class TurnTools:
         services = self.services
         memory = services.offered(services.turn_settings(state), services.memory_off(state))
         if not services.context().agent_id:
-            memory = [tool for tool in memory if services.kinds.get(tool.name) != "agent_memory"]
+            memory = [tool for tool in memory if services.switches.get(tool.name) != "agent_memory"]
         key = tuple(tool.name for tool in memory)
         found = self._bound.get(key)
         if found is None:
@@ -204,7 +235,7 @@ class TurnTools:
 
 def build_services(
     model: BaseChatModel,
-    settings: MemorySettings | None = None,
+    settings: MemorySettings | SettingsCache | None = None,
     *,
     store: BaseStore | None = None,
     system_prompt: str | None = None,
@@ -212,56 +243,28 @@ def build_services(
     environ: Mapping[str, str] | None = None,
     maintenance_model: BaseChatModel | None = None,
     screen: Check | None = None,
+    every_kind: bool = False,
 ) -> MemoryServices:
-    """Build one graph's memory; memory work uses `maintenance_model` (default: `model`) unless
-    the `maintenance_model` setting names another. Every write runs the safety screen: the
+    """Build one graph's memory from the registry of kinds (memory_plugin.kinds); memory work
+    uses `maintenance_model` (default: `model`) unless the `maintenance_model` setting names
+    another. `settings` are the code defaults, or a SettingsCache to share with another
+    surface over the same store (the console). Every write runs the safety screen: the
     built-in stages, then the operator's `screen` check, then the judge when `screen_judge`
-    is on (asking the maintenance model). Bad settings (in code or the environment, a
-    maintenance model that cannot be loaded included) raise SettingsError here, a `screen`
-    that is not callable TypeError."""
-    source = SettingsCache(settings, environ=environ)
+    is on (asking the maintenance model). `every_kind`: build the kinds switched off in the
+    base settings too. Bad settings (in code or the environment, a maintenance model that
+    cannot be loaded included) raise SettingsError here, a `screen` that is not callable
+    TypeError."""
+    source = (
+        settings
+        if isinstance(settings, SettingsCache)
+        else SettingsCache(settings, environ=environ)
+    )
     base = source.base
     maintenance = MaintenanceModel(maintenance_model or model)
     if base.maintenance_model:
         maintenance.load(base.maintenance_model)
     staged = screen_from(screen, base, maintenance(base))
-    scoped = (
-        ScopedMemory(store, settings=source, model=maintenance, membership=membership)
-        if base.scoped_memory
-        else None
-    )
-    profile = (
-        ProfileMemory(store, model=maintenance, settings=source, membership=membership)
-        if base.profile
-        else None
-    )
-    sources: list[BlockSource] = [s for s in (scoped, profile) if s is not None]
-    agent = AgentMemory(store, settings=source, membership=membership)
-    bounded = BoundedMemory(store, settings=source) if base.bounded_memory else None
-    manager = ContextManager(
-        model,
-        summary_model=maintenance,
-        sources=sources,
-        frozen_sources=[agent, *([bounded] if bounded is not None else [])],
-        system_prompt=system_prompt,
-        settings=source,
-        membership=membership,
-    )
-    tools: list[BaseTool] = []
-    kinds: dict[str, str] = {}
-    if scoped is not None:
-        scoped_tools = scoped_memory_tools(service=scoped, membership=membership)
-        tools += scoped_tools
-        kinds.update(dict.fromkeys((t.name for t in scoped_tools), "scoped_memory"))
-    if bounded is not None:
-        tools += bounded_memory_tools(bounded, membership=membership)
-        kinds[tools[-1].name] = "bounded_memory"
-    if base.agent_memory:
-        agent_tools = agent_memory_tools(agent, membership)
-        tools += agent_tools
-        kinds.update(dict.fromkeys((t.name for t in agent_tools), "agent_memory"))
-    if base.context_management:
-        thread_tools = journal_tools()
-        tools += thread_tools
-        kinds.update(dict.fromkeys((t.name for t in thread_tools), "context_management"))
-    return MemoryServices(source, manager, scoped, profile, tools, kinds, membership, staged)
+    parts = Parts(store, source, maintenance, membership, model, system_prompt)
+    built = build_kinds(parts, base, every=every_kind)
+    tools, switches = kind_tools(built, base, membership)
+    return MemoryServices(source, built, tools, switches, membership, staged)

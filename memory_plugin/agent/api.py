@@ -3,12 +3,8 @@ the pinned block."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
-
-from langgraph.config import get_store
-from langgraph.store.base import BaseStore
 
 from memory_plugin.agent.entries import (
     Entry,
@@ -21,46 +17,18 @@ from memory_plugin.agent.entries import (
 )
 from memory_plugin.agent.pinned import pinned, pinned_block
 from memory_plugin.agent.recall import EntryHit, recall_plan
+from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
-from memory_plugin.identity import Membership, admit, trust_run_context
 from memory_plugin.plans import Plan, arun, run
-from memory_plugin.settings import MemorySettings, SettingsCache
+from memory_plugin.settings import MemorySettings
 from memory_plugin.tooling import clamp_k
 
 
-class AgentMemory:
+class AgentMemory(MemoryService):
     """Agent memory entries for the agent the run's context names. Writing needs the
     `agent_memory` setting (the Memory capability); reading and pinning do not."""
-
-    def __init__(
-        self,
-        store: BaseStore | None = None,
-        *,
-        settings: SettingsCache | None = None,
-        defaults: MemorySettings | None = None,
-        membership: Membership | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ) -> None:
-        self._store = store
-        self._cache = settings or SettingsCache(defaults)
-        self.membership = membership or trust_run_context
-        self.clock = clock
-
-    @property
-    def store(self) -> BaseStore:
-        """The store given, else the running graph's."""
-        return self._store if self._store is not None else get_store()
-
-    def _member(self, ctx: MemoryContext) -> MemoryContext:
-        if ctx.workspace_id is not None and self.membership is not trust_run_context:
-            admit(ctx.user_id, ctx.workspace_id, self.membership)
-        return ctx
-
-    def _settings(self, ctx: MemoryContext) -> Plan[MemorySettings]:
-        effective = yield from self._cache.for_store(self.store).effective_plan(ctx)
-        return effective.values
 
     def store_plan(
         self,
@@ -76,7 +44,7 @@ class AgentMemory:
     ) -> Plan[Entry]:
         """Store one entry (refused while `agent_memory` is off; `model`: a model's write,
         which cannot touch read_only entries)."""
-        settings = yield from self._settings(self._member(ctx))
+        settings = yield from self.settings_plan(self.member(ctx))
         if not settings.agent_memory:
             raise ScopeError("agent memory is switched off here (setting agent_memory)")
         now = self.clock()
@@ -99,7 +67,7 @@ class AgentMemory:
         self, ctx: MemoryContext, key: Any, *, model: bool = False, visibility: Any = None
     ) -> Plan[Visibility]:
         """Forget one entry (refused while `agent_memory` is off)."""
-        settings = yield from self._settings(self._member(ctx))
+        settings = yield from self.settings_plan(self.member(ctx))
         if not settings.agent_memory:
             raise ScopeError("agent memory is switched off here (setting agent_memory)")
         return (yield from forget_plan(ctx, key, model=model, visibility=visibility))
@@ -120,7 +88,7 @@ class AgentMemory:
 
     def recall_plan(self, ctx: MemoryContext, query: Any, k: int | None) -> Plan[list[EntryHit]]:
         """The best live entries for a query (default k from settings)."""
-        settings = yield from self._settings(self._member(ctx))
+        settings = yield from self.settings_plan(self.member(ctx))
         count = clamp_k(k, settings.recall_default_k, settings.recall_max_k)
         return (yield from recall_plan(readable_scopes(ctx), query, count, self.clock()))
 
@@ -134,19 +102,19 @@ class AgentMemory:
 
     def entries(self, ctx: MemoryContext) -> list[Entry]:
         """Every live entry the caller can read."""
-        return run(self.store, list_plan(readable_scopes(self._member(ctx)), self.clock()))
+        return run(self.store, list_plan(readable_scopes(self.member(ctx)), self.clock()))
 
     async def aentries(self, ctx: MemoryContext) -> list[Entry]:
         """Async twin of entries."""
-        return await arun(self.store, list_plan(readable_scopes(self._member(ctx)), self.clock()))
+        return await arun(self.store, list_plan(readable_scopes(self.member(ctx)), self.clock()))
 
     def blocks_plan(
         self, ctx: MemoryContext, settings: MemorySettings | None = None
     ) -> Plan[list[PromptBlock]]:
         """The pinned block (makes AgentMemory a BlockSource), whatever `agent_memory` says."""
         if settings is None:
-            settings = yield from self._settings(ctx)
-        scopes = readable_scopes(self._member(ctx))
+            settings = yield from self.settings_plan(ctx)
+        scopes = readable_scopes(self.member(ctx))
         if not scopes or settings.pinned_max_entries == 0:
             return []
         entries = yield from list_plan(scopes, self.clock())

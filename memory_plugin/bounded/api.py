@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.config import get_store
-from langgraph.store.base import BaseStore, GetOp
+from langgraph.store.base import GetOp
 
 from memory_plugin.backends.conditional import PutIfVersion
+from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
 from memory_plugin.bounded.prompt import block_text
@@ -22,7 +22,7 @@ from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import Provenance, current, provenance_of
 from memory_plugin.safety import screen
 from memory_plugin.scope import bounded_namespace
-from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
+from memory_plugin.settings import LayeredSettings, MemorySettings
 
 RETRIES = 64
 BLOCK = "bounded_memory"
@@ -58,34 +58,14 @@ def _carried(
     return [origin.to_json() if origin is not None else None for origin in found]
 
 
-class BoundedMemory:
+class BoundedMemory(MemoryService):
     """The agent's notes (`memory`) and who the user is (`user`), each a bounded list of
     entries, per agent and user."""
-
-    def __init__(
-        self,
-        store: BaseStore | None = None,
-        *,
-        settings: MemorySettings | SettingsCache | LayeredSettings | None = None,
-    ) -> None:
-        self._store = store
-        self._layered = settings if isinstance(settings, LayeredSettings) else None
-        defaults = settings if isinstance(settings, MemorySettings) else None
-        self._cache = settings if isinstance(settings, SettingsCache) else SettingsCache(defaults)
-
-    @property
-    def store(self) -> BaseStore:
-        """The store given, else the running graph's (as under LangGraph Server)."""
-        return self._store if self._store is not None else get_store()
 
     @property
     def settings(self) -> LayeredSettings:
         """The layered settings over this store."""
-        return self._layered or self._cache.for_store(self.store)
-
-    def _settings_plan(self, ctx: MemoryContext) -> Plan[MemorySettings]:
-        effective = yield from self.settings.effective_plan(ctx)
-        return effective.values
+        return self.layered
 
     def read_plan(
         self, ctx: MemoryContext, settings: MemorySettings
@@ -101,7 +81,7 @@ class BoundedMemory:
         return views
 
     def _read(self, ctx: MemoryContext) -> Plan[dict[str, TargetView]]:
-        settings = yield from self._settings_plan(ctx)
+        settings = yield from self.settings_plan(ctx)
         return (yield from self.read_plan(ctx, settings))
 
     def read(self, ctx: MemoryContext) -> dict[str, TargetView]:
@@ -112,7 +92,7 @@ class BoundedMemory:
         """Async twin of read."""
         return await arun(self.store, self._read(ctx))
 
-    def _apply(
+    def apply_plan(
         self,
         ctx: MemoryContext,
         action: str,
@@ -120,12 +100,13 @@ class BoundedMemory:
         content: str | None,
         old_text: str | None,
     ) -> Plan[str]:
+        """The plan behind apply (and the `memory` tool)."""
         check_names(action, target)
         if content is not None and action != "remove":
             screen(content, f"the {target} entry")
         made = current(actor=ctx.user_id)
         ns = bounded_namespace(ctx)
-        settings = yield from self._settings_plan(ctx)
+        settings = yield from self.settings_plan(ctx)
         limit = limit_of(settings, target)
         for _ in range(RETRIES):
             (item,) = yield [GetOp(ns, target)]
@@ -151,7 +132,7 @@ class BoundedMemory:
     ) -> str:
         """Add, replace or remove one entry of a target; the answer text for the model.
         Raises MemoryWriteError (bad input, screened text, over the limit), nothing stored."""
-        return run(self.store, self._apply(ctx, action, target, content, old_text))
+        return run(self.store, self.apply_plan(ctx, action, target, content, old_text))
 
     async def aapply(
         self,
@@ -162,7 +143,7 @@ class BoundedMemory:
         old_text: str | None = None,
     ) -> str:
         """Async twin of apply."""
-        return await arun(self.store, self._apply(ctx, action, target, content, old_text))
+        return await arun(self.store, self.apply_plan(ctx, action, target, content, old_text))
 
     def blocks_plan(
         self, ctx: MemoryContext, settings: MemorySettings | None = None
@@ -170,7 +151,7 @@ class BoundedMemory:
         """The frozen block showing both targets with their usage (none without a user or
         with bounded memory switched off)."""
         if settings is None:
-            settings = yield from self._settings_plan(ctx)
+            settings = yield from self.settings_plan(ctx)
         if not settings.bounded_memory or not ctx.user_id:
             return []
         views = yield from self.read_plan(ctx, settings)

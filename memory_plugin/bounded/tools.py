@@ -56,7 +56,7 @@ def bounded_memory_tools(
     ) -> Plan[str]:
         ctx = tool_context(runtime, membership)
         with tool_origin(MEMORY_TOOL, runtime, ctx.user_id):
-            answer = yield from bounded._apply(ctx, action, target, content, old_text)
+            answer = yield from bounded.apply_plan(ctx, action, target, content, old_text)
         return _done(action, target, answer)
 
     def bounded_store(runtime: ToolRuntime[Any, Any]) -> BaseStore:

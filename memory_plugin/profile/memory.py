@@ -14,24 +14,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_store
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
 from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.background import Background, await_every, wait_all
+from memory_plugin.base import MemoryService, SettingsLike, utc_now
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import InvalidArgumentError, ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
-from memory_plugin.maintenance import MaintenanceModel, maintenance_of
+from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.plans import ModelCall, Plan, all_items_plan, arun, run
 from memory_plugin.profile import cursor as cursors
 from memory_plugin.profile.budget import body, fit_plan, truncate
@@ -56,7 +56,7 @@ from memory_plugin.profile.prompts import NOOP, consolidation_messages
 from memory_plugin.provenance import Provenance, current, origin, turn_of
 from memory_plugin.replies import RejectedReply, reply_text
 from memory_plugin.scope import profile_scope
-from memory_plugin.settings import MemorySettings, SettingsCache
+from memory_plugin.settings import MemorySettings
 from memory_plugin.thread.journal import tail_plan
 from memory_plugin.thread.journaling import SEQ
 from memory_plugin.tokens import TokenCounter, counter_for
@@ -165,7 +165,7 @@ def _store_failure(exc: BaseException) -> bool:
     return isinstance(exc, OSError) or bool(names & {"OperationalError", "InterfaceError"})
 
 
-class ProfileMemory:
+class ProfileMemory(MemoryService):
     """The user profile as a prompt block source, a post-turn consolidation and an opt-out.
 
     `model` consolidates (the graph's maintenance model, see memory_plugin.maintenance); the
@@ -179,29 +179,33 @@ class ProfileMemory:
         self,
         store: BaseStore | None = None,
         *,
-        model: BaseChatModel | MaintenanceModel | None = None,
+        settings: SettingsLike | None = None,
         defaults: MemorySettings | None = None,
-        settings: SettingsCache | None = None,
-        counter: TokenCounter | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        model_loader: Callable[[str], BaseChatModel] | None = None,
+        model: BaseChatModel | MaintenanceModel | None = None,
         membership: Membership | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        counter: TokenCounter | None = None,
+        model_loader: Callable[[str], BaseChatModel] | None = None,
         keep_changes: int = KEEP_CHANGES,
         max_failures: int = MAX_FAILURES,
     ) -> None:
         for name, value in (("keep_changes", keep_changes), ("max_failures", max_failures)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a whole number from 1, got {value!r}")
+        super().__init__(
+            store,
+            settings=settings,
+            defaults=defaults,
+            model=model,
+            membership=membership,
+            clock=clock,
+        )
         self.keep_changes = keep_changes
         self.max_failures = max_failures
         self._jobs = Background(JOBS)
-        self._store = store
-        self.maintenance = maintenance_of(model)
         if model_loader is not None:
             self.maintenance = MaintenanceModel(self.maintenance.default, model_loader)
         self.counter = counter or counter_for(self.maintenance.default)
-        self.clock = clock
-        self._settings = settings or SettingsCache(defaults)
         self.consolidate_profile = plan_node(
             self._consolidate_node, "consolidate_profile", membership=membership
         )
@@ -214,18 +218,6 @@ class ProfileMemory:
     @model.setter
     def model(self, value: BaseChatModel | None) -> None:
         self.maintenance.default = value
-
-    @property
-    def store(self) -> BaseStore:
-        """The store given, else the running graph's."""
-        return self._store if self._store is not None else get_store()
-
-    def _settings_plan(
-        self, ctx: MemoryContext, store: BaseStore | None = None
-    ) -> Plan[MemorySettings]:
-        layered = self._settings.for_store(store if store is not None else self.store)
-        effective = yield from layered.effective_plan(ctx)
-        return effective.values
 
     def _model_for(self, settings: MemorySettings) -> BaseChatModel:
         model = self.maintenance(settings)
@@ -243,7 +235,7 @@ class ProfileMemory:
     ) -> Plan[list[PromptBlock]]:
         """The "What I know about you" block, or nothing (memory off, no user, no profile)."""
         if settings is None:
-            settings = yield from self._settings_plan(ctx)
+            settings = yield from self.settings_plan(ctx)
         if not enablement(settings)[0] or not ctx.user_id:
             return []
         profile, _ = yield from self._read_plan(ctx)
@@ -298,7 +290,7 @@ class ProfileMemory:
         profile, its version and the cursor when the caller has just read them."""
         provenance = provenance or current(job="profile", actor=ctx.user_id)
         if settings is None:
-            settings = yield from self._settings_plan(ctx)
+            settings = yield from self.settings_plan(ctx)
         if not enablement(settings)[0] or not ctx.user_id:
             return Consolidation("disabled")
         model = self._model_for(settings)
@@ -463,7 +455,7 @@ class ProfileMemory:
         raised."""
         try:
             if settings is None:
-                settings = yield from self._settings_plan(ctx, store)
+                settings = yield from self.settings_plan(ctx, store)
             if thread_id is not None and info.get(SEQ) is None and settings.context_management:
                 return  # the thread's first turns are not journaled yet: a later job has them
             if thread_id is None or info.get(SEQ) is None:
@@ -629,7 +621,7 @@ class ProfileMemory:
         if not ctx.user_id:
             raise ScopeError("opting out needs the user's user_id in the context")
         store = self.store
-        layered = self._settings.for_store(store)
+        layered = self.source.for_store(store)
         yield from layered.update_plan("user", ctx, {"profile_user": False}, (), (), ())
         log = yield from self._log_plan(ctx)
         gone = [PutOp(item.namespace, item.key, None) for item in log]

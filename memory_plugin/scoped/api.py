@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.config import get_store
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import PutOp
 
+from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
-from memory_plugin.identity import Membership, admit, trust_run_context
-from memory_plugin.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import current
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
@@ -45,39 +42,17 @@ from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.prompt import recent_notes_plan
 from memory_plugin.scoped.recall import Hit, recall_plan
 from memory_plugin.scoped.rerank import rerank_plan
-from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
+from memory_plugin.settings import LayeredSettings, MemorySettings
 from memory_plugin.tooling import clamp_k
 
 
-def utc_now() -> datetime:
-    """The current time in UTC."""
-    return datetime.now(UTC)
-
-
-class ScopedMemory:
+class ScopedMemory(MemoryService):
     """Curated documents and dated notes in the scope the run's context selects.
 
     A private thread uses the caller's personal scope, a shared thread its workspace's team
     scope. `model` (or the `maintenance_model` setting) compresses documents that would cross
-    the hard limit.
+    the hard limit. Constructed like every memory kind (memory_plugin.base.MemoryService).
     """
-
-    def __init__(
-        self,
-        store: BaseStore | None = None,
-        *,
-        settings: LayeredSettings | SettingsCache | None = None,
-        defaults: MemorySettings | None = None,
-        model: BaseChatModel | MaintenanceModel | None = None,
-        membership: Membership | None = None,
-        clock: Callable[[], datetime] = utc_now,
-    ) -> None:
-        self._store = store
-        self._settings = settings if isinstance(settings, LayeredSettings) else None
-        self._cache = settings if isinstance(settings, SettingsCache) else SettingsCache(defaults)
-        self.maintenance = maintenance_of(model)
-        self.membership = membership or trust_run_context
-        self.clock = clock
 
     @property
     def model(self) -> BaseChatModel | None:
@@ -89,51 +64,40 @@ class ScopedMemory:
         self.maintenance.default = value
 
     @property
-    def store(self) -> BaseStore:
-        """The store given, else the running graph's (as under LangGraph Server)."""
-        return self._store if self._store is not None else get_store()
-
-    @property
     def settings(self) -> LayeredSettings:
         """The layered settings over this store."""
-        return self._settings or self._cache.for_store(self.store)
+        return self.layered
 
     @property
     def semantic(self) -> bool:
         """Whether notes get a copy in the store's vector index."""
         return getattr(self.store, "index_config", True) is not None
 
-    def _member(self, ctx: MemoryContext) -> MemoryContext:
-        """The context, once the membership hook admits its workspace (every read and write)."""
-        hook = self.membership
-        if ctx.workspace_id is not None and hook not in (None, trust_run_context):
-            admit(ctx.user_id, ctx.workspace_id, hook)
-        return ctx
-
     def _on_plan(self, ctx: MemoryContext) -> Plan[MemorySettings]:
         """The scope's settings; refused when scoped memory is switched off for it."""
-        effective = yield from self.settings.effective_plan(ctx)
-        if not effective.values.scoped_memory:
+        settings = yield from self.settings_plan(ctx)
+        if not settings.scoped_memory:
             raise ScopeError("scoped memory is switched off here (setting scoped_memory)")
-        return effective.values
+        return settings
 
-    def _remember(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
+    def remember_plan(self, ctx: MemoryContext, text: Any) -> Plan[Note]:
+        """The plan behind remember (and the `remember` tool)."""
         settings = yield from self._on_plan(ctx)
-        scope = thread_scope(self._member(ctx))
+        scope = thread_scope(self.member(ctx))
         limit, origin = settings.note_max_chars, current(actor=ctx.user_id)
         return (yield from append_plan(scope, text, limit, self.clock(), self.semantic, origin))
 
     def remember(self, ctx: MemoryContext, text: str) -> Note:
         """Append one note to the thread's scope."""
-        return run(self.store, self._remember(ctx, text))
+        return run(self.store, self.remember_plan(ctx, text))
 
     async def aremember(self, ctx: MemoryContext, text: str) -> Note:
         """Async twin of remember."""
-        return await arun(self.store, self._remember(ctx, text))
+        return await arun(self.store, self.remember_plan(ctx, text))
 
     def _import(self, ctx: MemoryContext, notes: Iterable[tuple[DayLike, str]]) -> Plan[list[Note]]:
         settings = yield from self._on_plan(ctx)
-        scope = thread_scope(self._member(ctx))
+        scope = thread_scope(self.member(ctx))
         origin = current(actor=ctx.user_id)
         plan = import_plan(scope, notes, settings.note_max_chars, self.semantic, origin)
         return (yield from plan)
@@ -150,23 +114,25 @@ class ScopedMemory:
         """Async twin of import_notes."""
         return await arun(self.store, self._import(ctx, notes))
 
-    def _read(self, ctx: MemoryContext) -> Plan[Document | None]:
-        scope = readable_thread_scope(self._member(ctx))
+    def read_document_plan(self, ctx: MemoryContext) -> Plan[Document | None]:
+        """The plan behind read_document."""
+        scope = readable_thread_scope(self.member(ctx))
         return (yield from read_plan(scope)) if scope else None
 
     def read_document(self, ctx: MemoryContext) -> Document | None:
         """The scope's curated document, None before the first write."""
-        return run(self.store, self._read(ctx))
+        return run(self.store, self.read_document_plan(ctx))
 
     async def aread_document(self, ctx: MemoryContext) -> Document | None:
         """Async twin of read_document."""
-        return await arun(self.store, self._read(ctx))
+        return await arun(self.store, self.read_document_plan(ctx))
 
-    def _write(
+    def write_document_plan(
         self, ctx: MemoryContext, text: Any, expected: int | str | None
     ) -> Plan[DocumentWrite]:
+        """The plan behind write_document (and the `update_memory` tool)."""
         settings = yield from self._on_plan(ctx)
-        scope = thread_scope(self._member(ctx))
+        scope = thread_scope(self.member(ctx))
         model = self.maintenance(settings)
         origin = current(actor=ctx.user_id)
         plan = write_plan(
@@ -178,16 +144,16 @@ class ScopedMemory:
         self, ctx: MemoryContext, text: str, *, expected_version: int | str | None = CURRENT
     ) -> DocumentWrite:
         """Replace the document whole; pass the version you read to refuse a lost update."""
-        return run(self.store, self._write(ctx, text, expected_version))
+        return run(self.store, self.write_document_plan(ctx, text, expected_version))
 
     async def awrite_document(
         self, ctx: MemoryContext, text: str, *, expected_version: int | str | None = CURRENT
     ) -> DocumentWrite:
         """Async twin of write_document."""
-        return await arun(self.store, self._write(ctx, text, expected_version))
+        return await arun(self.store, self.write_document_plan(ctx, text, expected_version))
 
     def _history(self, ctx: MemoryContext) -> Plan[list[Document]]:
-        scope = readable_thread_scope(self._member(ctx))
+        scope = readable_thread_scope(self.member(ctx))
         return (yield from history_plan(scope)) if scope else []
 
     def history(self, ctx: MemoryContext) -> list[Document]:
@@ -200,7 +166,7 @@ class ScopedMemory:
 
     def _restore(self, ctx: MemoryContext, version: int) -> Plan[DocumentWrite]:
         effective = yield from self.settings.effective_plan(ctx)
-        scope = thread_scope(self._member(ctx))
+        scope = thread_scope(self.member(ctx))
         model = self.maintenance(effective.values)
         origin = current(actor=ctx.user_id)
         plan = restore_plan(
@@ -216,10 +182,11 @@ class ScopedMemory:
         """Async twin of restore."""
         return await arun(self.store, self._restore(ctx, version))
 
-    def _recall(self, ctx: MemoryContext, query: str, k: int | None) -> Plan[list[Hit]]:
+    def recall_plan(self, ctx: MemoryContext, query: str, k: int | None) -> Plan[list[Hit]]:
+        """The plan behind recall (and the `recall` tool)."""
         values = yield from self._on_plan(ctx)
         count = clamp_k(k, values.recall_default_k, values.recall_max_k)
-        scope = readable_thread_scope(self._member(ctx))
+        scope = readable_thread_scope(self.member(ctx))
         if scope is None:
             return []
         wanted = max(count, values.recall_rerank_candidates) if values.recall_rerank else count
@@ -230,14 +197,14 @@ class ScopedMemory:
     def recall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
         """The notes that best match a query (default k from settings, at most recall_max_k),
         reordered by the reranker when the recall_rerank setting is on."""
-        return run(self.store, self._recall(ctx, query, k))
+        return run(self.store, self.recall_plan(ctx, query, k))
 
     async def arecall(self, ctx: MemoryContext, query: str, k: int | None = None) -> list[Hit]:
         """Async twin of recall."""
-        return await arun(self.store, self._recall(ctx, query, k))
+        return await arun(self.store, self.recall_plan(ctx, query, k))
 
     def _notes(self, ctx: MemoryContext, days: int | None) -> Plan[list[Note]]:
-        scope = readable_thread_scope(self._member(ctx))
+        scope = readable_thread_scope(self.member(ctx))
         if scope is None:
             return []
         if days is None:
@@ -254,7 +221,7 @@ class ScopedMemory:
 
     def _page(self, ctx: MemoryContext, before: str | None, days: int) -> Plan[NotesPage]:
         cursor, count = page_arguments(before, days)
-        scope = readable_thread_scope(self._member(ctx))
+        scope = readable_thread_scope(self.member(ctx))
         if scope is None:
             return NotesPage([], None)
         return (yield from notes_page_plan(scope, cursor, count))
@@ -275,7 +242,7 @@ class ScopedMemory:
 
     def _get_note(self, ctx: MemoryContext, key: str) -> Plan[Note | None]:
         checked = key_argument(key)
-        scope = readable_thread_scope(self._member(ctx))
+        scope = readable_thread_scope(self.member(ctx))
         return (yield from get_note_plan(scope, checked)) if scope else None
 
     def get_note(self, ctx: MemoryContext, key: str) -> Note | None:
@@ -287,7 +254,7 @@ class ScopedMemory:
         return await arun(self.store, self._get_note(ctx, key))
 
     def _deletable_scope(self, ctx: MemoryContext) -> Scope:
-        scope = thread_scope(self._member(ctx))
+        scope = thread_scope(self.member(ctx))
         if scope.kind == "team" and not ctx.user_id:
             raise ScopeError("deleting a team note needs the acting user_id in the context")
         return scope
@@ -322,7 +289,7 @@ class ScopedMemory:
             settings = effective.values
         if not settings.scoped_memory:
             return []
-        scope = readable_thread_scope(self._member(ctx))
+        scope = readable_thread_scope(self.member(ctx))
         if scope is None:
             return []
         return (yield from scope_blocks_plan(scope, settings, self.clock()))

@@ -123,21 +123,21 @@ def scoped_memory_tools(
     def remember(text: str, runtime: ToolRuntime[Any, Any]) -> Plan[str]:
         ctx = _context(runtime)
         with tool_origin("remember", runtime, ctx.user_id):
-            return _noted((yield from memory(runtime)._remember(ctx, text)))
+            return _noted((yield from memory(runtime).remember_plan(ctx, text)))
 
     def update_memory(content: str, runtime: ToolRuntime[Any, Any]) -> Plan[Answer]:
         scoped, ctx, seen = memory(runtime), _context(runtime), seen_version(runtime.state)
         if seen != UNSEEN:
             try:
                 with tool_origin(UPDATE_MEMORY_TOOL, runtime, ctx.user_id):
-                    write = yield from scoped._write(ctx, content, seen)
+                    write = yield from scoped.write_document_plan(ctx, content, seen)
                 return _saved(write)
             except ConflictError:
                 pass
-        return _merge((yield from scoped._read(ctx)), seen == UNSEEN)
+        return _merge((yield from scoped.read_document_plan(ctx)), seen == UNSEEN)
 
     def recall(query: str, runtime: ToolRuntime[Any, Any], k: int | None = None) -> Plan[str]:
-        return _hits(query, (yield from memory(runtime)._recall(_context(runtime), query, k)))
+        return _hits(query, (yield from memory(runtime).recall_plan(_context(runtime), query, k)))
 
     tool = functools.partial(
         plan_tool,

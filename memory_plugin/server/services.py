@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from langchain_core.language_models import BaseChatModel
@@ -14,13 +14,18 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
 from memory_plugin.agent import AgentMemory
+from memory_plugin.base import MemoryService
 from memory_plugin.bounded import BoundedMemory
+from memory_plugin.kinds import Parts, build_kinds
+from memory_plugin.maintenance import maintenance_of
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.provenance import Provenance, origin
 from memory_plugin.safety.staged import Check, Screen, screen_from
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server.access import Caller
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
+
+K = TypeVar("K", bound=MemoryService)
 
 
 def default_model() -> BaseChatModel:
@@ -32,8 +37,10 @@ def default_model() -> BaseChatModel:
 
 @dataclass
 class Console:
-    """The memory kinds over one store, for the routes, and the safety screen every request's
-    writes run (the built-in stages, the operator's `check`, the judge the settings ask for)."""
+    """The memory kinds over one store, built from the registry (memory_plugin.kinds) with one
+    settings source that the console's memory graph shares, for the routes, and the safety
+    screen every request's writes run (the built-in stages, the operator's `check`, the judge
+    the settings ask for)."""
 
     store: BaseStore
     model: BaseChatModel
@@ -42,19 +49,39 @@ class Console:
     check: Check | None = None
     cache: SettingsCache = field(init=False)
     screen: Screen = field(init=False)
-    scoped: ScopedMemory = field(init=False)
-    profile: ProfileMemory = field(init=False)
-    bounded: BoundedMemory = field(init=False)
-    agent: AgentMemory = field(init=False)
+    kinds: dict[str, MemoryService] = field(init=False)
     _graph: Any = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.cache = SettingsCache(self.defaults)
         self.screen = screen_from(self.check, self.cache.base, self.model)
-        self.scoped = ScopedMemory(self.store, settings=self.cache, model=self.model)
-        self.profile = ProfileMemory(self.store, settings=self.cache, model=self.model)
-        self.bounded = BoundedMemory(self.store, settings=self.cache)
-        self.agent = AgentMemory(self.store, settings=self.cache)
+        parts = Parts(self.store, self.cache, maintenance_of(self.model), model=self.model)
+        self.kinds = build_kinds(parts, self.cache.base, every=True)
+
+    def _kind(self, switch: str, cls: type[K]) -> K:
+        found = self.kinds[switch]
+        assert isinstance(found, cls)
+        return found
+
+    @property
+    def scoped(self) -> ScopedMemory:
+        """Scoped memory over the store."""
+        return self._kind("scoped_memory", ScopedMemory)
+
+    @property
+    def profile(self) -> ProfileMemory:
+        """Profile memory over the store."""
+        return self._kind("profile", ProfileMemory)
+
+    @property
+    def bounded(self) -> BoundedMemory:
+        """Bounded memory over the store."""
+        return self._kind("bounded_memory", BoundedMemory)
+
+    @property
+    def agent(self) -> AgentMemory:
+        """Agent memory over the store."""
+        return self._kind("agent_memory", AgentMemory)
 
     @property
     def settings(self) -> LayeredSettings:
@@ -70,7 +97,7 @@ class Console:
                 self.model,
                 store=self.store,
                 checkpointer=self.checkpointer,
-                settings=self.defaults,
+                settings=self.cache,
                 screen=self.check,
             )
         return self._graph

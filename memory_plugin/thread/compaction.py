@@ -41,7 +41,7 @@ from memory_plugin.thread.turn import SUMMARY, Turn, window
 from memory_plugin.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
-Kind = Literal["auto", "manual"]
+Trigger = Literal["auto", "manual"]
 DIVIDER_TEXT = {
     "auto": "Earlier messages were summarized to free up context",
     "manual": "Context summarized on request",
@@ -119,7 +119,9 @@ def split(
     return summarize, keep, cut
 
 
-def due(info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter) -> bool:
+def compaction_due(
+    info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter
+) -> bool:
     """Whether the model's input (the transcript, the running summary and the protected
     prefix load_memory counted) has crossed the compaction trigger."""
     before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
@@ -135,7 +137,7 @@ def compaction_plan(
     settings: MemorySettings,
     window: int,
     counter: TokenCounter,
-    kind: Kind,
+    kind: Trigger,
     now: datetime,
     flush: FlushStart | None,
 ) -> Plan[Compaction]:
@@ -143,7 +145,7 @@ def compaction_plan(
     summary = str(info.get(SUMMARY, ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
-    if kind == "auto" and not due({**info, "tokens": tokens}, settings, window, counter):
+    if kind == "auto" and not compaction_due({**info, "tokens": tokens}, settings, window, counter):
         return Compaction("nothing_to_compact", message="below the compaction trigger")
     keep_from = latest_turn_start(messages) if kind == "manual" else None
     keep_tokens = settings.summarization_keep_ratio * window
@@ -210,12 +212,12 @@ class CompactionStep:
         self.clock = clock
         self.journal = journal
 
-    def step(self, turn: Turn, kind: Kind) -> Plan[Compaction]:
+    def step(self, turn: Turn, kind: Trigger) -> Plan[Compaction]:
         """Compact when due (always for `manual`), once everything is journaled."""
         counts, _ = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
         size = window(self.model, turn.settings)
-        if kind == "auto" and not due(turn.info, turn.settings, size, self.counter):
+        if kind == "auto" and not compaction_due(turn.info, turn.settings, size, self.counter):
             return Compaction("nothing_to_compact", message="below the compaction trigger")
         opened_by = latest_user_message_id(turn.messages)
         if kind == "auto" and opened_by is not None and turn.info.get(FAILED_IN) == opened_by:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -29,11 +29,12 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
 
+from memory_plugin.base import MemoryService, SettingsLike, utc_now
 from memory_plugin.blocks import BlockSource
 from memory_plugin.context import MemoryContext
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.identity import Membership
-from memory_plugin.maintenance import MaintenanceModel, maintenance_of
+from memory_plugin.maintenance import MaintenanceModel
 from memory_plugin.nouser import MEMORY_OFF, announce
 from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings, SettingsCache
@@ -50,15 +51,15 @@ SUMMARIZE_NOW = "summarize_now"
 JOURNAL_TOOLS = frozenset({"journal_tool_call_view", "journal_message_search"})
 
 
-class ContextManager:
+class ContextManager(MemoryService):
     """Protected prefixes, journal, tool-output masking, compaction and the pre-compaction
     flush, as plain LangGraph nodes.
 
     `model` is the graph's model: its profile gives the window, and it writes summaries and
     flush notes unless `summary_model` (the graph's maintenance model) is given; the
     `maintenance_model` setting names another. `sources` contribute protected blocks.
-    `settings` is the settings source to share with the graph's other memory kinds (by
-    default one of its own over `defaults`); `membership` checks the workspace a run names.
+    `settings`, `membership` and `clock` are taken as by every memory kind
+    (memory_plugin.base.MemoryService); the graph's nodes work on the graph's store.
     """
 
     def __init__(
@@ -69,19 +70,23 @@ class ContextManager:
         frozen_sources: Sequence[BlockSource] = (),
         summary_model: BaseChatModel | MaintenanceModel | None = None,
         system_prompt: str | None = None,
+        settings: SettingsLike | None = None,
         defaults: MemorySettings | None = None,
-        settings: SettingsCache | None = None,
+        membership: Membership | None = None,
+        clock: Callable[[], datetime] = utc_now,
         counter: TokenCounter | None = None,
         excluded_tools: Iterable[str] = JOURNAL_TOOLS,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        membership: Membership | None = None,
     ) -> None:
+        super().__init__(
+            settings=settings,
+            defaults=defaults,
+            model=summary_model or model,
+            membership=membership,
+            clock=clock,
+        )
         self.model = model
-        self.maintenance = maintenance_of(summary_model or model)
         self.counter = counter or counter_for(model)
-        self.clock = clock
-        self.settings = settings or SettingsCache(defaults)
-        self.turns = TurnSettings(self.settings)
+        self.turns = TurnSettings(self.source)
         self.journaling = JournalStep(clock)
         self.masking = MaskingStep(
             model, self.counter, frozenset(excluded_tools), self.journaling.step
@@ -103,6 +108,11 @@ class ContextManager:
         self.finish_turn = node(self.finish_turn_plan)
         self.summarize_now = node(self._summarize_now)
         self.rolling_summary = node(self._rolling_summary)
+
+    @property
+    def settings(self) -> SettingsCache:
+        """The settings source shared with the graph's other memory kinds."""
+        return self.source
 
     @property
     def summary_model(self) -> BaseChatModel:

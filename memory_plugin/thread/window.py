@@ -83,7 +83,9 @@ def summary_plan(thread_id: str) -> Plan[dict[str, Any]]:
     return dict(item.value) if item else {"text": "", "upto_seq": 0}
 
 
-def due(left: Sequence[JournalEntry], settings: MemorySettings, counter: TokenCounter) -> bool:
+def rolling_due(
+    left: Sequence[JournalEntry], settings: MemorySettings, counter: TokenCounter
+) -> bool:
     """Whether enough has left the window since the last pass to summarize it."""
     if len(left) >= settings.rolling_summary_messages:
         return True
@@ -122,7 +124,7 @@ def rolling_plan(
     current = yield from summary_plan(thread_id)
     upto = int(current["upto_seq"])
     left = yield from tail_plan(thread_id, window_from, window_from - upto)
-    if not left or not due(left, settings, counter):
+    if not left or not rolling_due(left, settings, counter):
         return None
     old = [entry.to_message() for entry in left]
     key = ((*thread_namespace(thread_id), SUMMARY), ROLLING)
