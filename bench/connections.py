@@ -16,7 +16,7 @@ passed through to PostgreSQL), and a sampler thread reads
 - server: `langgraph dev` (the in-memory runtime: its assistants, threads and runs in memory,
   no PostgreSQL pool of its own) serves langgraph.postgres.json, so memory and checkpoints go
   to memory_plugin's backend at MEMORY_URL, with the offline model
-  (memory_plugin.demo:studio_model). Phases: idle after startup; `--runs` runs at once
+  (memory_plugin.offline.demo:studio_model). Phases: idle after startup; `--runs` runs at once
   (one thread each, `runs.wait` through the langgraph-sdk, `--rounds` times, every run stores
   a note); idle after the load. With --isolated-loops the server runs with
   BG_JOB_ISOLATED_LOOPS=true (runs in N_JOBS_PER_WORKER event loops of their own).
@@ -237,7 +237,7 @@ def langgraph_dev(url: str, users: int, isolated: bool) -> Iterator[tuple[str, l
     env |= {
         "MEMORY_URL": url,
         "MEMORY_AUTH_TOKENS": str(folder / "tokens.json"),
-        "MEMORY_MODEL": "memory_plugin.demo:studio_model",
+        "MEMORY_MODEL": "memory_plugin.offline.demo:studio_model",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "LANGSMITH_TRACING": "false",

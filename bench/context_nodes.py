@@ -81,12 +81,12 @@ from psycopg_pool import ConnectionPool
 
 from memory_plugin import Backend, MemoryContext, connect
 from memory_plugin.compat import DeltaSnapshot
+from memory_plugin.context_management.journal_tools import journal_tools
+from memory_plugin.context_management.masking import is_masked
+from memory_plugin.context_management.nodes import ContextManager, route_start
+from memory_plugin.context_management.state import MemoryState
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.journal_tools import journal_tools
-from memory_plugin.thread.masking import is_masked
-from memory_plugin.thread.nodes import ContextManager, route_start
-from memory_plugin.thread.state import MemoryState
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = Path(sysconfig.get_paths()["purelib"]).as_posix() + "/"
@@ -750,7 +750,7 @@ MAIN_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 OVERLAPPING = {
     "add_messages_batch reducer (in load replay and in step updates)": (
-        ("memory_plugin/thread/state.py", "add_messages_batch"),
+        ("memory_plugin/context_management/state.py", "add_messages_batch"),
     ),
     "CachingSerializer.cached_hook (message decode, inside checkpoint load)": (
         ("memory_plugin/serde.py", "cached_hook"),

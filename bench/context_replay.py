@@ -84,7 +84,7 @@ from memory_plugin import (
     create_memory_graph,
 )
 from memory_plugin.blocks import SUMMARY_TAG
-from memory_plugin.scoped.prompt import NOTES_BLOCK
+from memory_plugin.scoped.blocks import NOTES_BLOCK
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import counter_for
 

@@ -57,12 +57,12 @@ from recall_scale import (
 )
 
 from memory_plugin import MemoryContext, connect
+from memory_plugin.context_management.state import MemoryState
 from memory_plugin.plans import run
+from memory_plugin.prebuilt.services import build_services
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.notes import update_note_plan
-from memory_plugin.services import build_services
-from memory_plugin.thread.state import MemoryState
 
 PER_DAY = 10
 WORKSPACES = 100

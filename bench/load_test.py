@@ -54,10 +54,10 @@ from load_worker import KEEP_RATIO, TURN, build_graph, context_of, fact
 
 from memory_plugin import MemoryContext, connect
 from memory_plugin.backends.url import split_pool_options
+from memory_plugin.context_management.masking import is_masked
 from memory_plugin.profile.document import render
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.thread.masking import is_masked
 
 WORKER = Path(__file__).resolve().parent / "load_worker.py"
 

@@ -31,7 +31,7 @@ from langchain_core.tools import tool
 
 from memory_plugin import aconnect, create_memory_graph
 from memory_plugin.offline import OfflineModel
-from memory_plugin.offline_upkeep import said, upkeep_answer
+from memory_plugin.offline.upkeep import said, upkeep_answer
 from memory_plugin.settings import MemorySettings
 
 NOTED = re.compile(r"^Noted for (\d{4}-\d{2}-\d{2}) \(note #(\d+)\)\.")

@@ -48,7 +48,7 @@ from langchain_core.embeddings import Embeddings
 
 from memory_plugin import MemoryContext, connect
 from memory_plugin.errors import MemoryWriteError
-from memory_plugin.local_embeddings import LOCAL_DIMS, LocalEmbeddings, placeholder
+from memory_plugin.offline.local_embeddings import LOCAL_DIMS, LocalEmbeddings, placeholder
 from memory_plugin.plans import run
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory

@@ -47,7 +47,7 @@ from pgtables import empty_postgres
 
 from memory_plugin import MemoryContext, connect, create_memory_graph
 from memory_plugin.offline import OfflineModel
-from memory_plugin.offline_upkeep import upkeep_answer
+from memory_plugin.offline.upkeep import upkeep_answer
 from memory_plugin.plans import run
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory

@@ -29,7 +29,7 @@ from locomo import DATA, embedding, evidence_ids, recall_at, turns
 
 from memory_plugin import MemoryContext, connect
 from memory_plugin.errors import MemoryWriteError
-from memory_plugin.local_embeddings import LOCAL_DIMS
+from memory_plugin.offline.local_embeddings import LOCAL_DIMS
 from memory_plugin.plans import run
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory

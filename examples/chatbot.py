@@ -5,7 +5,7 @@
 
 The same as `memory-plugin chat`. Without --model or MEMORY_MODEL (for example
 openai:gpt-4o-mini, with OPENAI_BASE_URL for any OpenAI-compatible server) it chats on the
-built-in offline model. The whole chatbot is memory_plugin.chat: create_memory_graph plus a
+built-in offline model. The whole chatbot is memory_plugin.offline.chat: create_memory_graph plus a
 read-eval loop and a few slash commands.
 """
 

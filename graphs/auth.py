@@ -25,7 +25,7 @@ Clients send `Authorization: Bearer <token>`
   reads as the thread owner); nobody else can read, search, run or take them, and an owner
   cannot hand one to someone else;
 - the /store API reaches only memory of the caller: their personal memory and profile and
-  the team memory of their workspaces (memory_plugin.scope.reachable_namespace); the whole
+  the team memory of their workspaces (memory_plugin.scope.scopes.reachable_namespace); the whole
   store is the operators';
 - users can search and read assistants (to find `memory_agent` and run it); everything else
   no handler here names (creating, changing or deleting assistants, cron jobs, any action
@@ -46,10 +46,10 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import InvalidIdError, ScopeError
-from memory_plugin.identity import AUTH_USER, AUTH_USER_ID, OWNER_METADATA_KEY, user_field
 from memory_plugin.scope import reachable_namespace
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import AUTH_USER, AUTH_USER_ID, OWNER_METADATA_KEY, user_field
 
 logger = logging.getLogger("memory_plugin.graphs.auth")
 

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph_sdk import Auth
 
-from memory_plugin.identity import user_field
+from memory_plugin.scope.identity import user_field
 from memory_plugin.scoped.consolidation_graph import (
     ConsolidationState,
     build_consolidation_graph,

@@ -4,7 +4,7 @@ placeholder, both 384-dimensional, so `langgraph dev` starts with a semantic ind
 network. Real deployments may replace `"embed"` and `"dims"` in langgraph.json with a
 provider embedding, for example `"embed": "openai:text-embedding-3-small"` with `"dims": 1536`."""
 
-from memory_plugin.local_embeddings import LOCAL_DIMS, default_index
+from memory_plugin.offline.local_embeddings import LOCAL_DIMS, default_index
 
 embed = default_index()["embed"]
 DIMS = LOCAL_DIMS

@@ -3,9 +3,9 @@
 The chat model comes from $MEMORY_MODEL (see `memory_plugin.models.resolve_model`):
 `openai:gpt-4o-mini` for a provider model, `package.module:name` for a model object or a
 function returning one. With MEMORY_MODEL unset the graph uses the built-in offline model
-(`memory_plugin.offline.OfflineModel`, also `memory_plugin.demo:studio_model`), with a logged
-warning, so Studio opens offline with no key: it stores "remember that ..." as a note and
-answers questions from memory. A MEMORY_MODEL that cannot be loaded fails the import with
+(`memory_plugin.offline.OfflineModel`, also `memory_plugin.offline.demo:studio_model`), with
+a logged warning, so Studio opens offline with no key: it stores "remember that ..." as a
+note and answers questions from memory. A MEMORY_MODEL that cannot be loaded fails the import with
 the reason.
 
 No checkpointer or store here: the server provides both (the store's semantic index is
@@ -16,8 +16,8 @@ configured in langgraph.json). langgraph.json also loads graphs/auth.py, so clie
 
 from __future__ import annotations
 
-from memory_plugin.graph import create_memory_graph
 from memory_plugin.models import default_model
+from memory_plugin.prebuilt.graph import create_memory_graph
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant. Save lasting facts about the user and their work with the "

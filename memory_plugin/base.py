@@ -11,10 +11,10 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 
-from memory_plugin.context import MemoryContext
-from memory_plugin.identity import Membership, admit, trust_run_context
-from memory_plugin.maintenance import MaintenanceModel, maintenance_of
+from memory_plugin.models.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import Plan
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import Membership, admit, trust_run_context
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
 SettingsLike = MemorySettings | SettingsCache | LayeredSettings

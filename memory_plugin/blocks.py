@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from langchain_core.messages import BaseMessage, SystemMessage
 
 if TYPE_CHECKING:
-    from memory_plugin.context import MemoryContext
     from memory_plugin.plans import Plan
+    from memory_plugin.scope.context import MemoryContext
     from memory_plugin.settings import MemorySettings
 
 BlockClass = Literal["frozen", "per_turn", "recent_notes"]

@@ -17,19 +17,19 @@ from memory_plugin.errors import MemoryPluginError
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory_plugin.context import MemoryContext
     from memory_plugin.safety import Check
+    from memory_plugin.scope.context import MemoryContext
     from memory_plugin.scoped.documents import Document
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from memory_plugin.chat import chat
+    from memory_plugin.offline.chat import chat
 
     return chat(args)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from memory_plugin.chat import run_demo
+    from memory_plugin.offline.chat import run_demo
 
     run_demo(args.url, sys.stdout)
     return 0
@@ -117,7 +117,7 @@ def _dev_user(args: argparse.Namespace) -> dict[str, Any]:
     """The development token's user: `--user`, member of each `--workspace` (and, as the
     app checks on each request, of every workspace holding their personal memory), admin of
     every settings layer (platform, org and each `--space`)."""
-    from memory_plugin.namespaces import check_id
+    from memory_plugin.scope.namespaces import check_id
 
     spaces = [check_id(space, what="--space") for space in dict.fromkeys(args.space or ())]
     workspaces = dict.fromkeys(args.workspace or ["personal"])
@@ -168,7 +168,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _context(args: argparse.Namespace) -> MemoryContext:
-    from memory_plugin.context import MemoryContext
+    from memory_plugin.scope.context import MemoryContext
 
     return MemoryContext(
         user_id=args.user,
@@ -219,7 +219,7 @@ def _restore(args: argparse.Namespace) -> int:
 
 def _recall_audit(args: argparse.Namespace) -> int:
     from memory_plugin.connection import connect
-    from memory_plugin.local_embeddings import default_index
+    from memory_plugin.offline.local_embeddings import default_index
     from memory_plugin.scoped.audit import recall_audit
 
     if (args.user is None) == (args.sample is None):

@@ -10,9 +10,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
 
 from memory_plugin.compat import RunnableCallable
-from memory_plugin.context import MemoryContext, current_context
-from memory_plugin.identity import Membership
 from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scope.context import MemoryContext, current_context
+from memory_plugin.scope.identity import Membership
 
 State = dict[str, Any]
 NodePlan = Callable[[State, RunnableConfig, MemoryContext], Plan[State]]

@@ -16,14 +16,14 @@ from memory_plugin.agent import AgentMemory, agent_memory_tools
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import BlockSource
 from memory_plugin.bounded import BoundedMemory, bounded_memory_tools
-from memory_plugin.identity import Membership
-from memory_plugin.maintenance import MaintenanceModel
+from memory_plugin.context_management.journal_tools import journal_tools
+from memory_plugin.context_management.nodes import ContextManager
+from memory_plugin.models.maintenance import MaintenanceModel
 from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.scope.identity import Membership
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.tools import scoped_memory_tools
 from memory_plugin.settings import MemorySettings, SettingsCache
-from memory_plugin.thread.journal_tools import journal_tools
-from memory_plugin.thread.nodes import ContextManager
 
 ToolFactory = Callable[..., list[BaseTool]]
 Place = Literal["per_turn", "frozen"]

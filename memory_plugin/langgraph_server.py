@@ -26,7 +26,7 @@ from langgraph.store.base import BaseStore
 
 from memory_plugin.backends import Backend
 from memory_plugin.connection import aconnect
-from memory_plugin.local_embeddings import default_index
+from memory_plugin.offline.local_embeddings import default_index
 
 INDEX_ENV = "MEMORY_SERVER_INDEX"
 

@@ -16,10 +16,10 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
-from memory_plugin.identity import Membership
 from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import Membership
 
 logger = logging.getLogger(__name__)
 

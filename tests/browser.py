@@ -19,9 +19,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from memory_plugin import MemoryContext, connect, create_memory_graph
 from memory_plugin.agent import AgentMemory
 from memory_plugin.bounded import BoundedMemory
-from memory_plugin.demo import DemoModel
-from memory_plugin.identity import OWNER_METADATA_KEY
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.provenance import origin
+from memory_plugin.scope.identity import OWNER_METADATA_KEY
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import LayeredSettings
 

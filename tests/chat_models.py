@@ -10,8 +10,8 @@ import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from memory_plugin.chat import SYSTEM_PROMPT
-from memory_plugin.demo import DemoModel
+from memory_plugin.offline.chat import SYSTEM_PROMPT
+from memory_plugin.offline.demo import DemoModel
 
 REQUEST = httpx.Request("POST", "https://api.example.com/v1/chat/completions")
 

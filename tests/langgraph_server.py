@@ -92,7 +92,7 @@ def _server_env(extra: Mapping[str, str]) -> dict[str, str]:
         LANGGRAPH_CLI_NO_ANALYTICS="1",
         LANGGRAPH_NO_VERSION_CHECK="true",
         LANGSMITH_TRACING="false",
-        MEMORY_MODEL="memory_plugin.demo:studio_model",
+        MEMORY_MODEL="memory_plugin.offline.demo:studio_model",
         NO_PROXY="127.0.0.1,localhost",
         no_proxy="127.0.0.1,localhost",
         PYTHONUNBUFFERED="1",

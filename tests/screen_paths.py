@@ -23,10 +23,10 @@ from memory_plugin import MemoryContext, MemorySettings
 from memory_plugin.agent.api import AgentMemory
 from memory_plugin.bounded.api import BoundedMemory
 from memory_plugin.errors import MemoryWriteError
+from memory_plugin.models.replies import checked_rewrite
 from memory_plugin.plans import run
 from memory_plugin.profile.document import parse
 from memory_plugin.profile.guard import check_condensation
-from memory_plugin.replies import checked_rewrite
 from memory_plugin.scope import team_scope
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.notes import append_plan, validate_note

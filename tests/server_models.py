@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
-from memory_plugin.demo import DemoModel
+from memory_plugin.offline.demo import DemoModel
 
 TEAM_FACT = "Release freeze starts Friday"
 TEAM_DOCUMENT = "# Team acme\n\n- The release freeze starts Friday."

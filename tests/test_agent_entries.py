@@ -269,7 +269,7 @@ FLUSHING = "Planning the offsite.\nentry: coffee | Ann drinks oat-milk flat whit
 
 def flush_graph(backend: Backend, settings: MemorySettings) -> tuple[Any, Any]:
     from memory_plugin.background import wait_all
-    from memory_plugin.thread.nodes import summarize_now
+    from memory_plugin.context_management.nodes import summarize_now
     from tests.fakes import CompactionModel
 
     script: list[Any] = []

@@ -22,7 +22,7 @@ from memory_plugin import (
 )
 from memory_plugin.backends import sqlite as sqlite_backend
 from memory_plugin.backends.index import _logged
-from memory_plugin.embeddings import DIMS
+from memory_plugin.offline.embeddings import DIMS
 from tests.conftest import child_pytest
 from tests.embeddings import INDEX
 

@@ -14,10 +14,10 @@ from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext, create_memory_graph
 from memory_plugin.bounded import BoundedMemory
-from memory_plugin.demo import DemoModel
+from memory_plugin.context_management.nodes import summarize_now
+from memory_plugin.context_management.prefix import TURN_AT
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.nodes import summarize_now
-from memory_plugin.thread.prefix import TURN_AT
 
 ANN = MemoryContext(user_id="ann")
 ON = MemorySettings(bounded_memory=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_plugin.chat import _divider_positions
+from memory_plugin.offline.chat import _divider_positions
 
 ROOT = Path(__file__).parent.parent
 MANUAL = {"compaction_manual": "true"}

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from memory_plugin import MemoryContext, connect
-from memory_plugin.chat import thread_id
+from memory_plugin.context_management.journal import entries_plan
+from memory_plugin.offline.chat import thread_id
 from memory_plugin.plans import run
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.thread.journal import entries_plan
 from tests.openai_server import API_KEY, OpenAIServer, hang, text
 
 pytestmark = pytest.mark.slow

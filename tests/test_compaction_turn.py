@@ -16,7 +16,7 @@ from memory_plugin import (
     OfflineModel,
     create_memory_graph,
 )
-from memory_plugin.demo import DemoModel
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.profile.document import render
 from memory_plugin.profile.memory import ProfileMemory, wait_for_profiles
 from tests.thread_helpers import fetch

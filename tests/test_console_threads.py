@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from langchain_core.messages import HumanMessage
 
 from memory_plugin import Backend, MemoryContext, MemorySettings, OfflineModel, create_memory_graph
-from memory_plugin.chat import Chat, thread_id
-from memory_plugin.identity import OWNER_METADATA_KEY
+from memory_plugin.offline.chat import Chat, thread_id
+from memory_plugin.scope.identity import OWNER_METADATA_KEY
 from memory_plugin.server import create_app
 from memory_plugin.server.switches import SUMMARIZE_OFF
 

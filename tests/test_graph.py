@@ -12,7 +12,7 @@ from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext, create_memory_graph
 from memory_plugin.background import wait_all
-from memory_plugin.demo import DemoModel
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import MemorySettings
@@ -179,7 +179,7 @@ def test_compaction_is_streamed_and_flushes_one_note_beside_the_summary(
 
 
 def test_summarize_now_through_the_prebuilt_graph(backend: Backend) -> None:
-    from memory_plugin.thread.nodes import summarize_now
+    from memory_plugin.context_management.nodes import summarize_now
 
     LayeredSettings(backend.store).update("platform", ANN, set={"compaction_manual": True})
     script: list[Any] = []

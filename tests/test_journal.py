@@ -20,9 +20,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import PutOp, SearchOp
 
 from memory_plugin import Backend
-from memory_plugin.errors import InvalidIdError, MemoryWriteError
-from memory_plugin.plans import arun, run
-from memory_plugin.thread.journal import (
+from memory_plugin.context_management.journal import (
     JOURNAL,
     TOOL_CALLS,
     JournalEntry,
@@ -37,7 +35,9 @@ from memory_plugin.thread.journal import (
     thread_namespace,
     tool_call_plan,
 )
-from memory_plugin.thread.journal_tools import journal_tools
+from memory_plugin.context_management.journal_tools import journal_tools
+from memory_plugin.errors import InvalidIdError, MemoryWriteError
+from memory_plugin.plans import arun, run
 from tests.scoped_helpers import break_store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

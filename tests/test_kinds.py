@@ -14,11 +14,11 @@ from langgraph.store.memory import InMemoryStore
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.base import MemoryService
 from memory_plugin.bounded import BoundedMemory
-from memory_plugin.demo import DemoModel
 from memory_plugin.kinds import KINDS, Parts, build_kinds
-from memory_plugin.maintenance import MaintenanceModel
+from memory_plugin.models.maintenance import MaintenanceModel
+from memory_plugin.offline.demo import DemoModel
+from memory_plugin.prebuilt.services import build_services
 from memory_plugin.server import create_app
-from memory_plugin.services import build_services
 from memory_plugin.settings import MemorySettings, SettingsCache
 
 TOKENS = {"ann-token": {"identity": "ann", "agent_id": "helper"}}

@@ -8,7 +8,7 @@ serves the same memory, and notes appended at once through both get a position e
 notes, the profile and the checkpoints are in PostgreSQL (read back with memory_plugin.connect);
 the operator schedules the nightly consolidation as a LangGraph cron (users may not), the
 cron fires and folds a note, and a run of that graph folds the waiting notes (the built-in
-offline model, memory_plugin.demo:studio_model, stands for the LLM). The Dockerfile
+offline model, memory_plugin.offline.demo:studio_model, stands for the LLM). The Dockerfile
 `langgraph dockerfile` writes for the production server is checked too (Docker and the
 licensed PostgreSQL runtime cannot run here).
 """

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory_plugin import connect
-from memory_plugin import local_embeddings as local
+from memory_plugin.offline import local_embeddings as local
 from memory_plugin.scoped import ScopedMemory
 from tests.scoped_helpers import ANN, Clock
 

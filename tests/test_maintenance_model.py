@@ -16,7 +16,7 @@ from pydantic import Field
 from memory_plugin import Backend, LayeredSettings, MemoryContext, create_memory_graph
 from memory_plugin.background import await_every, wait_all
 from memory_plugin.errors import SettingsError
-from memory_plugin.middleware import MemoryMiddleware
+from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.profile.prompts import CONSOLIDATE_SYSTEM
 from memory_plugin.scoped import ScopedMemory

@@ -10,13 +10,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import Field
 
 from memory_plugin import Backend
-from memory_plugin.context import MemoryContext
-from memory_plugin.demo import DemoModel
-from memory_plugin.middleware import MemoryMiddleware
+from memory_plugin.context_management.nodes import summarize_now
+from memory_plugin.context_management.state import MemoryState
+from memory_plugin.offline.demo import DemoModel
+from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.profile.memory import await_profiles, wait_for_profiles
+from memory_plugin.scope.context import MemoryContext
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.nodes import summarize_now
-from memory_plugin.thread.state import MemoryState
 
 PROMPT = "You are Pal, a friendly assistant."
 ANN, BOB = MemoryContext(user_id="ann"), MemoryContext(user_id="bob")

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_plugin import Backend, InvalidIdError, MemoryContext, personal_scope, team_scope
-from memory_plugin.namespaces import check_id, decode_id, encode_id
+from memory_plugin.scope.namespaces import check_id, decode_id, encode_id
 
 
 def _valid(value: str) -> bool:

@@ -1,7 +1,7 @@
 """The nightly graph with no model setting: with MEMORY_MODEL and MEMORY_MAINTENANCE_MODEL
 unset it folds the notes with the built-in offline model and logs a warning naming both
 settings, as the Studio agent and the console fall back (one function,
-memory_plugin.models.default_model), under invoke and ainvoke on every backend and under
+memory_plugin.models.choose.default_model), under invoke and ainvoke on every backend and under
 `langgraph dev`."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
 from memory_plugin.scoped.documents import Document
 from memory_plugin.scoped.notes import Note
-from memory_plugin.server.services import default_model as console_model
+from memory_plugin.server.console import default_model as console_model
 from tests.conftest import url_for
 from tests.langgraph_server import ROOT, client_for, langgraph_dev
 from tests.scoped_helpers import Clock

@@ -15,8 +15,9 @@ from langchain_core.outputs import ChatResult
 from langgraph_api.auth.noop import UnauthenticatedUser
 from pydantic import Field
 
-from memory_plugin import Backend, MemoryContext, create_memory_graph, nouser
-from memory_plugin.middleware import MemoryMiddleware
+from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin.prebuilt.middleware import MemoryMiddleware
+from memory_plugin.scope import nouser
 from memory_plugin.scoped import ScopedMemory
 
 SCOPED_TOOLS = {"remember", "update_memory", "recall"}
@@ -114,7 +115,7 @@ def assert_memory_off(model: Agent, turns: list[tuple[Any, list[Any]]], caplog: 
 def test_a_run_without_a_user_says_once_that_memory_is_off(
     backend: Backend, server: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="memory_plugin.nouser")
+    caplog.set_level(logging.WARNING, logger="memory_plugin.scope.nouser")
     model = agent(AIMessage("Answer 0."), AIMessage("Answer 1."))
     graph = create_memory_graph(model, store=backend.store, checkpointer=backend.checkpointer)
     turns = [turn(graph, text, "anon", server) for text in ("Hello", "Hello again")]
@@ -126,7 +127,7 @@ def test_a_run_without_a_user_says_once_that_memory_is_off(
 async def test_a_run_without_a_user_under_ainvoke(
     abackend: Backend, server: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="memory_plugin.nouser")
+    caplog.set_level(logging.WARNING, logger="memory_plugin.scope.nouser")
     model = agent(AIMessage("Answer 0."), AIMessage("Answer 1."))
     graph = create_memory_graph(model, store=abackend.store, checkpointer=abackend.checkpointer)
     turns = [await aturn(graph, text, "anon", server) for text in ("Hello", "Hello again")]
@@ -175,7 +176,7 @@ def middleware_agent(model: Agent, backend: Backend) -> Any:
 def test_the_middleware_says_once_that_memory_is_off(
     backend: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="memory_plugin.nouser")
+    caplog.set_level(logging.WARNING, logger="memory_plugin.scope.nouser")
     model = agent(AIMessage("Answer 0."), AIMessage("Answer 1."))
     graph = middleware_agent(model, backend)
     turns = [turn(graph, text, "anon-mw", SERVER) for text in ("Hello", "Hello again")]
@@ -185,7 +186,7 @@ def test_the_middleware_says_once_that_memory_is_off(
 async def test_the_middleware_says_once_that_memory_is_off_under_ainvoke(
     abackend: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="memory_plugin.nouser")
+    caplog.set_level(logging.WARNING, logger="memory_plugin.scope.nouser")
     model = agent(AIMessage("Answer 0."), AIMessage("Answer 1."))
     graph = middleware_agent(model, abackend)
     turns = [await aturn(graph, text, "anon-mw", LOCAL) for text in ("Hello", "Hello again")]

@@ -13,19 +13,19 @@ from langchain_core.tools import tool
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.background import wait_all
-from memory_plugin.offline import WINDOW, OfflineModel
+from memory_plugin.context_management.prompts import flush_messages, summary_messages
+from memory_plugin.models.replies import checked_rewrite
+from memory_plugin.offline.model import WINDOW, OfflineModel
 from memory_plugin.profile.budget import body
 from memory_plugin.profile.document import Profile
 from memory_plugin.profile.guard import check_condensation, check_consolidation, proposed
 from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
 from memory_plugin.profile.prompts import condense_messages
 from memory_plugin.profile.prompts import consolidation_messages as profile_messages
-from memory_plugin.replies import checked_rewrite
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
 from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.prompts import compression_messages, consolidation_messages
-from memory_plugin.thread.prompts import flush_messages, summary_messages
 from memory_plugin.tokens import context_window
 
 ANN = MemoryContext(user_id="ann", workspace_id="acme")

@@ -22,6 +22,8 @@ from langgraph.store.memory import InMemoryStore
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
 from memory_plugin.backends import conditional
+from memory_plugin.context_management.nodes import ContextManager
+from memory_plugin.context_management.state import MemoryState
 from memory_plugin.profile import budget as budget_module
 from memory_plugin.profile import memory as memory_module
 from memory_plugin.profile.changes import changes
@@ -43,8 +45,6 @@ from memory_plugin.profile.memory import (
 )
 from memory_plugin.scope import profile_scope
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.nodes import ContextManager
-from memory_plugin.thread.state import MemoryState
 from tests.fakes import ProfileModel
 from tests.thread_helpers import chat
 

@@ -18,7 +18,7 @@ from pydantic import Field
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.backends import conditional
 from memory_plugin.background import Background
-from memory_plugin.demo import DemoModel
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.profile.cursor import CURSORS
 from memory_plugin.profile.memory import (
     MAX_FAILURES,
@@ -283,7 +283,7 @@ def test_start_consolidation_never_raises() -> None:
 def test_a_turn_that_could_not_be_journaled_is_consolidated_with_the_next(
     backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_plugin.thread import journal
+    from memory_plugin.context_management import journal
 
     append = journal.append_plan
 

@@ -11,7 +11,7 @@ import pytest
 
 from memory_plugin import Backend, LayeredSettings, aconnect, connect
 from memory_plugin.errors import MemoryWriteError
-from memory_plugin.local_embeddings import default_index
+from memory_plugin.offline.local_embeddings import default_index
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.audit import arecall_audit, recall_audit, sample_queries
 from tests.embeddings import INDEX

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from memory_plugin.replies import (
+from memory_plugin.models.replies import (
     RejectedReply,
     checked_rewrite,
     coverage,

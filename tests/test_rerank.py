@@ -16,7 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemorySettings
-from memory_plugin.maintenance import MaintenanceModel
+from memory_plugin.models.maintenance import MaintenanceModel
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped import rerank as rerank_module
 from memory_plugin.scoped.recall import Hit

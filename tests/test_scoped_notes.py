@@ -10,8 +10,8 @@ import pytest
 from langgraph.store.base import SearchOp
 
 from memory_plugin import Backend, ScopeError, connect
-from memory_plugin.embeddings import hashed_trigrams
 from memory_plugin.errors import MemoryWriteError
+from memory_plugin.offline.embeddings import hashed_trigrams
 from memory_plugin.scope import personal_scope, team_scope
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.notes import NOTES

@@ -20,7 +20,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
-from memory_plugin.demo import DemoModel
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.safety import classifier, rules_violation, violation
 from memory_plugin.safety.classifier import MODEL_PATH, ModelFileError, load, shipped
 from memory_plugin.scoped import ScopedMemory

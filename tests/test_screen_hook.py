@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory_plugin import Backend, MemoryContext, MemoryWriteError, connect, create_memory_graph
 from memory_plugin.cli import main
-from memory_plugin.demo import DemoModel
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.safety import Check, Screen, Visibility, screen, screening, violation
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server import create_app
@@ -271,7 +271,7 @@ def test_restore_takes_the_check(
 
 def test_the_middleware_takes_the_check(backend: Backend) -> None:
     agents = pytest.importorskip("langchain.agents")
-    from memory_plugin.middleware import MemoryMiddleware
+    from memory_plugin.prebuilt.middleware import MemoryMiddleware
     from memory_plugin.settings import MemorySettings
 
     model = remember(AD)

@@ -21,8 +21,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from memory_plugin import Backend, MemoryContext, MemorySettings, create_memory_graph
-from memory_plugin.demo import DemoModel
 from memory_plugin.errors import SettingsError
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.safety import screen_from, screening, violation
 from memory_plugin.safety.judge import INSTRUCTION, Judge, quoted
 from memory_plugin.scoped import ScopedMemory

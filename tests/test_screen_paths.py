@@ -22,17 +22,17 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.agent import AgentMemory
 from memory_plugin.bounded import BoundedMemory
-from memory_plugin.demo import DemoModel
+from memory_plugin.context_management.flush import flush_plan
 from memory_plugin.errors import MemoryWriteError
+from memory_plugin.models.replies import RejectedReply, checked_rewrite
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.plans import run
 from memory_plugin.profile.memory import ProfileMemory
-from memory_plugin.replies import RejectedReply, checked_rewrite
 from memory_plugin.safety import violation
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server import create_app
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.flush import flush_plan
 from tests.console_seed import ANN as ANN_HEADERS
 from tests.console_seed import SETTINGS, TOKENS
 from tests.fakes import ProfileModel

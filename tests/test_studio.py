@@ -2,7 +2,7 @@
 included), and a run of `memory_agent` through the langgraph-sdk client, authenticated with
 the auth example's demo token for ann, writes memory to the server's store and streams the
 memory events. The server runs offline with the built-in offline model
-(MEMORY_MODEL=memory_plugin.demo:studio_model); see tests/langgraph_server.py.
+(MEMORY_MODEL=memory_plugin.offline.demo:studio_model); see tests/langgraph_server.py.
 """
 
 from __future__ import annotations

@@ -10,12 +10,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from memory_plugin import Backend, LayeredSettings
+from memory_plugin.context_management import nodes
+from memory_plugin.context_management.journal import tail_plan
+from memory_plugin.context_management.masking import is_masked
+from memory_plugin.context_management.pairs import unpaired
 from memory_plugin.plans import run
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.thread import nodes
-from memory_plugin.thread.journal import tail_plan
-from memory_plugin.thread.masking import is_masked
-from memory_plugin.thread.pairs import unpaired
 from tests.fakes import CompactionModel
 from tests.scoped_helpers import ANN
 from tests.thread_helpers import build_graph, build_turn_graph, chat, fetch_turn, tool_messages

@@ -13,12 +13,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langgraph.store.memory import InMemoryStore
 
 from memory_plugin.blocks import PromptBlock, assemble
+from memory_plugin.context_management.compaction import compaction_plan
+from memory_plugin.context_management.masking import is_masked, mask
+from memory_plugin.context_management.pairs import TODOS_TOOL, unpaired
+from memory_plugin.context_management.state import add_messages_batch
 from memory_plugin.plans import run
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.compaction import compaction_plan
-from memory_plugin.thread.masking import is_masked, mask
-from memory_plugin.thread.pairs import TODOS_TOOL, unpaired
-from memory_plugin.thread.state import add_messages_batch
 from memory_plugin.tokens import TokenCounter
 from tests.fakes import CompactionModel
 

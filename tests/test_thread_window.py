@@ -10,11 +10,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from memory_plugin import Backend
+from memory_plugin.context_management.journal import tail_plan
+from memory_plugin.context_management.window import summary_plan
 from memory_plugin.errors import SettingsError
 from memory_plugin.plans import run
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.thread.journal import tail_plan
-from memory_plugin.thread.window import summary_plan
 from tests.fakes import CompactionModel
 from tests.scoped_helpers import ANN
 from tests.thread_helpers import build_graph, chat, fetch_turn

@@ -22,7 +22,7 @@ from langgraph.store.base import PutOp
 
 from memory_plugin import Backend, MemoryContext, aconnect, connect
 from memory_plugin.errors import MemoryWriteError
-from memory_plugin.replies import RejectedReply
+from memory_plugin.models.replies import RejectedReply
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
 from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
@@ -223,7 +223,7 @@ def test_refused_compression_keeps_the_document(backend: Backend, kind: str) -> 
 @pytest.mark.parametrize("kind", ["empty", "refusal", "drops most lines"])
 def test_update_memory_says_why_a_compression_was_refused(backend: Backend, kind: str) -> None:
     from memory_plugin import create_memory_graph
-    from memory_plugin.demo import DemoModel
+    from memory_plugin.offline.demo import DemoModel
     from memory_plugin.scoped.prompts import COMPRESS_SYSTEM
     from memory_plugin.settings import MemorySettings
 

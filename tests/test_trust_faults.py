@@ -18,8 +18,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from memory_plugin import Backend, MemoryContext, aconnect, connect, create_memory_graph
-from memory_plugin.demo import DemoModel
 from memory_plugin.errors import SettingsError
+from memory_plugin.offline.demo import DemoModel
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import MemorySettings

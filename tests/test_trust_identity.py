@@ -38,9 +38,9 @@ from memory_plugin import (
     team_scope,
 )
 from memory_plugin.backends.url import parse_url, redact
-from memory_plugin.identity import Membership
-from memory_plugin.namespaces import MAX_ID_BYTES, ROOT, encode_id
 from memory_plugin.scope import agent_scope, reachable_namespace
+from memory_plugin.scope.identity import Membership
+from memory_plugin.scope.namespaces import MAX_ID_BYTES, ROOT, encode_id
 from memory_plugin.scoped import ScopedMemory
 from tests.test_scoped_tools import agent, call, run_turn, tool_replies
 

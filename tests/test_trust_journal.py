@@ -13,12 +13,7 @@ from langgraph.store.base import GetOp, PutOp, SearchOp
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.backends.conditional import PutIfVersion
-from memory_plugin.demo import DemoModel
-from memory_plugin.errors import MemoryWriteError
-from memory_plugin.plans import Plan, arun, run
-from memory_plugin.settings import MemorySettings
-from memory_plugin.storable import storable, storable_text
-from memory_plugin.thread.journal import (
+from memory_plugin.context_management.journal import (
     JournalEntry,
     adelete_thread,
     append_plan,
@@ -28,7 +23,12 @@ from memory_plugin.thread.journal import (
     search_plan,
     tool_call_plan,
 )
-from memory_plugin.thread.window import summary_plan
+from memory_plugin.context_management.window import summary_plan
+from memory_plugin.errors import MemoryWriteError
+from memory_plugin.offline.demo import DemoModel
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.settings import MemorySettings
+from memory_plugin.storable import storable, storable_text
 from tests.fakes import CompactionModel
 from tests.thread_helpers import build_graph, chat, fetch_turn
 

@@ -33,8 +33,8 @@ from memory_plugin import (
     create_memory_graph,
 )
 from memory_plugin.background import wait_all
-from memory_plugin.demo import DemoModel
-from memory_plugin.middleware import MemoryMiddleware
+from memory_plugin.offline.demo import DemoModel
+from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation import consolidate

@@ -23,17 +23,17 @@ from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
 from memory_plugin.background import await_every, wait_all
+from memory_plugin.context_management import nodes
+from memory_plugin.context_management.journal import tail_plan
+from memory_plugin.context_management.masking import is_masked
+from memory_plugin.context_management.nodes import ContextManager
+from memory_plugin.context_management.pairs import unpaired
+from memory_plugin.context_management.state import MemoryState
+from memory_plugin.context_management.window import summary_plan
 from memory_plugin.plans import arun, run
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import MemorySettings, SettingsCache
-from memory_plugin.thread import nodes
-from memory_plugin.thread.journal import tail_plan
-from memory_plugin.thread.masking import is_masked
-from memory_plugin.thread.nodes import ContextManager
-from memory_plugin.thread.pairs import unpaired
-from memory_plugin.thread.state import MemoryState
-from memory_plugin.thread.window import summary_plan
 from tests.fakes import ProfileModel
 from tests.faults import FaultyStore
 from tests.holds import HOLD_SECONDS

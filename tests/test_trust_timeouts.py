@@ -24,7 +24,7 @@ from langchain_core.messages import HumanMessage
 from bench.model_timeouts import Reader, fetch
 from memory_plugin import Backend, MemoryContext, MemorySettings, create_memory_graph
 from memory_plugin.errors import SettingsError
-from memory_plugin.maintenance import MaintenanceModel
+from memory_plugin.models.maintenance import MaintenanceModel
 from memory_plugin.scoped import ScopedMemory
 from tests.holds import HeldModel, Hold
 
@@ -249,7 +249,7 @@ def test_a_maintenance_model_that_cannot_load_is_tried_again_later(
             model.load("openai:gpt-4o-mini")
     assert attempts == ["openai:gpt-4o-mini"]
     later = time.monotonic() + 301
-    monkeypatch.setattr("memory_plugin.maintenance.time.monotonic", lambda: later)
+    monkeypatch.setattr("memory_plugin.models.maintenance.time.monotonic", lambda: later)
     with pytest.raises(SettingsError):
         model.load("openai:gpt-4o-mini")
     assert len(attempts) == 2

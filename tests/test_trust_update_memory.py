@@ -21,7 +21,7 @@ from pydantic import Field
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.plans import run
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.scoped.prompt import DOCUMENT_BLOCK, NOTES_BLOCK
+from memory_plugin.scoped.blocks import DOCUMENT_BLOCK, NOTES_BLOCK
 from memory_plugin.settings import MemorySettings
 from tests.faults import FaultyStore
 from tests.scoped_helpers import ANN, ANN_TEAM, BOB_TEAM
@@ -231,7 +231,7 @@ def test_each_scoped_block_fails_alone(
     memory.remember(ANN, "Moved to Berlin")
     faulty = FaultyStore(backend.store)
     faulty.set("down", only=[failing])
-    with caplog.at_level(logging.WARNING, logger="memory_plugin.scoped.prompt"):
+    with caplog.at_level(logging.WARNING, logger="memory_plugin.scoped.blocks"):
         blocks = run(faulty, ScopedMemory(faulty).blocks_plan(ANN, MemorySettings()))
     by_name = {block.name: block for block in blocks}
     assert any("could not be loaded" in r.getMessage() for r in caplog.records)
@@ -270,7 +270,7 @@ def test_an_unloaded_document_is_shown_before_any_write(backend: Backend) -> Non
 def test_a_create_agent_agent_is_shown_the_change_too(backend: Backend) -> None:
     from langchain.agents import create_agent
 
-    from memory_plugin.middleware import MemoryMiddleware
+    from memory_plugin.prebuilt.middleware import MemoryMiddleware
 
     memory = ScopedMemory(backend.store)
     memory.write_document(ANN_TEAM, SEED)

@@ -14,10 +14,10 @@ from langgraph.prebuilt import ToolNode
 from pydantic import Field
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
+from memory_plugin.context_management.journal_tools import journal_tools
+from memory_plugin.context_management.nodes import ContextManager, route_start
+from memory_plugin.context_management.state import MemoryState
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.thread.journal_tools import journal_tools
-from memory_plugin.thread.nodes import ContextManager, route_start
-from memory_plugin.thread.state import MemoryState
 
 
 @tool

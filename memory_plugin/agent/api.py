@@ -19,9 +19,9 @@ from memory_plugin.agent.pinned import pinned, pinned_block
 from memory_plugin.agent.recall import EntryHit, recall_plan
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ScopeError
 from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scope.context import MemoryContext
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tooling import clamp_k
 

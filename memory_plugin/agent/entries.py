@@ -15,12 +15,12 @@ from typing import Any, Literal, get_args
 from langgraph.store.base import GetOp, Item, PutOp
 
 from memory_plugin.agent.sensitive import sensitive
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
 from memory_plugin.plans import Plan, all_items_plan
 from memory_plugin.provenance import Provenance, current, provenance_of, stamped
 from memory_plugin.safety import refuse_unstorable, screen, strip_control
 from memory_plugin.scope import Scope, agent_scope
+from memory_plugin.scope.context import MemoryContext
 
 logger = logging.getLogger(__name__)
 Visibility = Literal["private", "shared", "read_only"]

@@ -7,9 +7,9 @@ import logging
 from datetime import datetime
 
 from memory_plugin.agent.entries import new_entry, put_plan
-from memory_plugin.context import MemoryContext
 from memory_plugin.plans import Plan
 from memory_plugin.provenance import Provenance
+from memory_plugin.scope.context import MemoryContext
 
 logger = logging.getLogger(__name__)
 ENTRY_PREFIX = "entry:"

@@ -17,9 +17,9 @@ from memory_plugin.agent.api import AgentMemory
 from memory_plugin.agent.entries import Entry, expiry
 from memory_plugin.agent.recall import EntryHit
 from memory_plugin.events import emit
-from memory_plugin.identity import Membership
 from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
+from memory_plugin.scope.identity import Membership
 from memory_plugin.tooling import plan_tool, tool_context
 
 STORE = (

@@ -12,7 +12,7 @@ from typing import Self
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
-from memory_plugin.backends.url import Kind
+from memory_plugin.backends.url import BackendKind
 from memory_plugin.background import await_every, wait_all
 from memory_plugin.errors import BackendError
 
@@ -35,7 +35,7 @@ class Backend:
     From `connect`: close with `close()` or `with`. From `aconnect`: `aclose()` or `async with`.
     """
 
-    kind: Kind
+    kind: BackendKind
     url: str
     store: BaseStore
     checkpointer: BaseCheckpointSaver[str]

@@ -14,7 +14,7 @@ from memory_plugin.errors import BackendError
 
 DEFAULT_URL = "sqlite:///.memory/memory.db"
 URL_ENV = "MEMORY_URL"
-Kind = Literal["memory", "sqlite", "postgres"]
+BackendKind = Literal["memory", "sqlite", "postgres"]
 _POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
 _HIDDEN = "***"
 
@@ -117,7 +117,7 @@ def split_pool_options(target: str) -> tuple[str, PoolConfig]:
 class BackendURL:
     """A parsed backend URL: `target` for the driver, `display` (no password) for people."""
 
-    kind: Kind
+    kind: BackendKind
     target: str
     display: str
 

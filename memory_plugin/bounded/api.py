@@ -14,14 +14,14 @@ from langgraph.store.base import GetOp
 from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
+from memory_plugin.bounded.blocks import block_text
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
-from memory_plugin.bounded.prompt import block_text
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import Provenance, current, provenance_of
 from memory_plugin.safety import screen
 from memory_plugin.scope import bounded_namespace
+from memory_plugin.scope.context import MemoryContext
 from memory_plugin.settings import LayeredSettings, MemorySettings
 
 RETRIES = 64

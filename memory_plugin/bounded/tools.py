@@ -11,9 +11,9 @@ from langgraph.store.base import BaseStore
 
 from memory_plugin.bounded.api import BoundedMemory
 from memory_plugin.events import emit
-from memory_plugin.identity import Membership
 from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
+from memory_plugin.scope.identity import Membership
 from memory_plugin.tooling import plan_tool, tool_context
 
 MEMORY_TOOL = "memory"

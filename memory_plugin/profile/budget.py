@@ -13,11 +13,11 @@ from datetime import datetime
 from langchain_core.language_models import BaseChatModel
 
 from memory_plugin.events import emit
+from memory_plugin.models.replies import RejectedReply
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.profile.document import RECENT, SECTIONS, Profile, render
 from memory_plugin.profile.guard import check_condensation, proposed
 from memory_plugin.profile.prompts import condense_messages
-from memory_plugin.replies import RejectedReply
 from memory_plugin.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)

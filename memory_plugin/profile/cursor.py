@@ -20,8 +20,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import GetOp, PutOp
 
 from memory_plugin.backends.conditional import PutIfVersion
+from memory_plugin.context_management.journal import JournalEntry
 from memory_plugin.plans import Plan
-from memory_plugin.thread.journal import JournalEntry
 
 CURSORS = "cursors"
 

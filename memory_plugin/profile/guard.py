@@ -19,15 +19,15 @@ import re
 from datetime import datetime
 
 from memory_plugin.errors import MemoryWriteError
-from memory_plugin.profile.changes import diff
-from memory_plugin.profile.document import RECENT, SECTIONS, Profile, repair
-from memory_plugin.replies import (
+from memory_plugin.models.replies import (
     RejectedReply,
     coverage,
     is_refusal,
     lost_facts,
     reply_text,
 )
+from memory_plugin.profile.changes import diff
+from memory_plugin.profile.document import RECENT, SECTIONS, Profile, repair
 from memory_plugin.safety import screen
 
 WHAT = "the profile rewrite"

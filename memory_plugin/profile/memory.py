@@ -26,12 +26,13 @@ from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.background import Background, await_every, wait_all
 from memory_plugin.base import MemoryService, SettingsLike, utc_now
 from memory_plugin.blocks import PromptBlock
-from memory_plugin.context import MemoryContext
+from memory_plugin.context_management.journal import tail_plan
+from memory_plugin.context_management.journaling import SEQ
 from memory_plugin.errors import InvalidArgumentError, ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
-from memory_plugin.identity import Membership
-from memory_plugin.maintenance import MaintenanceModel
+from memory_plugin.models.maintenance import MaintenanceModel
+from memory_plugin.models.replies import RejectedReply, reply_text
 from memory_plugin.plans import ModelCall, Plan, all_items_plan, arun, run
 from memory_plugin.profile import cursor as cursors
 from memory_plugin.profile.budget import body, fit_plan, truncate
@@ -54,11 +55,10 @@ from memory_plugin.profile.document import (
 from memory_plugin.profile.guard import check_consolidation, proposed
 from memory_plugin.profile.prompts import NOOP, consolidation_messages
 from memory_plugin.provenance import Provenance, current, origin, turn_of
-from memory_plugin.replies import RejectedReply, reply_text
 from memory_plugin.scope import profile_scope
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import Membership
 from memory_plugin.settings import MemorySettings
-from memory_plugin.thread.journal import tail_plan
-from memory_plugin.thread.journaling import SEQ
 from memory_plugin.tokens import TokenCounter, counter_for
 
 logger = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def _store_failure(exc: BaseException) -> bool:
 class ProfileMemory(MemoryService):
     """The user profile as a prompt block source, a post-turn consolidation and an opt-out.
 
-    `model` consolidates (the graph's maintenance model, see memory_plugin.maintenance); the
+    `model` consolidates (the graph's maintenance model, see memory_plugin.models.maintenance); the
     `maintenance_model` setting names another. `store` defaults to the running graph's store;
     `defaults` are the platform defaults in code, `settings` a settings source shared with
     the graph's other memory kinds; `membership` checks the workspace a run names. Each saved

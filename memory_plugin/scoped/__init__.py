@@ -1,6 +1,6 @@
 """Scoped memory: a curated document and dated notes per personal or team scope."""
 
-from memory_plugin.identity import Membership, trust_run_context
+from memory_plugin.scope.identity import Membership, trust_run_context
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import Document, DocumentWrite
 from memory_plugin.scoped.notes import Note, NotesPage

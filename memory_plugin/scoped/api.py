@@ -10,11 +10,13 @@ from langgraph.store.base import PutOp
 
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError, ScopeError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import current
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scoped.blocks import blocks_plan as scope_blocks_plan
+from memory_plugin.scoped.blocks import recent_notes_plan
 from memory_plugin.scoped.documents import (
     CURRENT,
     Document,
@@ -38,8 +40,6 @@ from memory_plugin.scoped.notes import (
     page_arguments,
     update_note_plan,
 )
-from memory_plugin.scoped.prompt import blocks_plan as scope_blocks_plan
-from memory_plugin.scoped.prompt import recent_notes_plan
 from memory_plugin.scoped.recall import Hit, recall_plan
 from memory_plugin.scoped.rerank import rerank_plan
 from memory_plugin.settings import LayeredSettings, MemorySettings

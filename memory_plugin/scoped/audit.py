@@ -22,10 +22,10 @@ from typing import TypedDict, Unpack
 from langgraph.store.base import BaseStore
 
 from memory_plugin.backends.search import KeywordSearch, VectorSearch
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope import Scope, readable_thread_scope
+from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scoped.consolidation import note_scopes_plan
 from memory_plugin.scoped.notes import NOTE_INDEX, NOTES, Note, all_notes_plan
 from memory_plugin.scoped.ranking import rank

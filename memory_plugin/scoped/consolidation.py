@@ -4,7 +4,7 @@ Per scope: collect unconsolidated notes older than `consolidation_min_age_days` 
 `consolidation_max_notes` notes and `consolidation_max_chars` characters), ask the model for
 the full updated document, save it through the same validated path as update_memory
 (recording which notes it folds in), then mark exactly those notes consolidated. The model's
-reply is checked first (`memory_plugin.replies.checked_rewrite`): an empty reply, a bare code
+reply is checked first (`memory_plugin.models.replies.checked_rewrite`): an empty reply, a bare code
 fence, a refusal, one that loses the document's facts (most of its words or names, at any
 size), one that folds in none of the notes, or text the safety screen refuses fails the
 scope's run. A scope whose run fails keeps its document and every note
@@ -33,14 +33,14 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.events import emit
-from memory_plugin.maintenance import MaintenanceModel, maintenance_of
-from memory_plugin.namespaces import ROOT
+from memory_plugin.models.maintenance import MaintenanceModel, maintenance_of
+from memory_plugin.models.replies import RejectedReply, checked_rewrite, coverage
 from memory_plugin.plans import ModelCall, Plan, arun, run
 from memory_plugin.provenance import origin
-from memory_plugin.replies import RejectedReply, checked_rewrite, coverage
 from memory_plugin.scope import Scope, scope_from_namespace
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.namespaces import ROOT
 from memory_plugin.scoped.documents import read_plan, write_plan
 from memory_plugin.scoped.leases import (
     LeaseError,

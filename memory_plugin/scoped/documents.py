@@ -19,10 +19,10 @@ from langgraph.store.base import GetOp, Item, PutOp
 
 from memory_plugin.backends.conditional import PutIfVersion, next_version
 from memory_plugin.errors import ConflictError, MemoryWriteError
+from memory_plugin.models.replies import RejectedReply, checked_rewrite
 from memory_plugin.plans import ModelCall, Plan, all_items_plan
 from memory_plugin.provenance import Provenance, provenance_of, stamped
 from memory_plugin.provenance import current as current_provenance
-from memory_plugin.replies import RejectedReply, checked_rewrite
 from memory_plugin.safety import Visibility, screen, strip_control, visibility_of
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.prompts import compression_messages

@@ -14,12 +14,12 @@ from typing import Required, TypedDict, Unpack
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryPluginError
-from memory_plugin.maintenance import MaintenanceModel, maintenance_of
+from memory_plugin.models.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import origin
 from memory_plugin.scope import thread_scope
+from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scoped.consolidation import (
     ConsolidationReport,
     ScopeResult,

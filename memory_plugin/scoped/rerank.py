@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from memory_plugin.errors import SettingsError
-from memory_plugin.maintenance import RETRY_SECONDS, MaintenanceModel
+from memory_plugin.models.maintenance import RETRY_SECONDS, MaintenanceModel
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.scoped.recall import Hit
 from memory_plugin.settings import MemorySettings

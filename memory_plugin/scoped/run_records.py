@@ -20,9 +20,9 @@ from typing import Any, Literal, cast
 from langgraph.store.base import PutOp
 
 from memory_plugin.errors import MemoryPluginError
-from memory_plugin.namespaces import namespace
 from memory_plugin.plans import Plan, all_items_plan
 from memory_plugin.scope import scope_from_namespace
+from memory_plugin.scope.namespaces import namespace
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 
+from memory_plugin.scoped.blocks import DOCUMENT_BLOCK
 from memory_plugin.scoped.documents import CURRENT
-from memory_plugin.scoped.prompt import DOCUMENT_BLOCK
 
 UPDATE_MEMORY = "update_memory"
 VERSION = "document_version"

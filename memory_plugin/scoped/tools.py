@@ -15,12 +15,12 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import ConflictError
 from memory_plugin.events import emit
-from memory_plugin.identity import Membership
 from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import Membership
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.scoped.documents import Document, DocumentWrite
 from memory_plugin.scoped.notes import Note

@@ -19,7 +19,6 @@ from fastapi import Depends, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import (
     BackendUnavailableError,
     ConflictError,
@@ -27,7 +26,8 @@ from memory_plugin.errors import (
     LockedSettingError,
     MemoryPluginError,
 )
-from memory_plugin.namespaces import encode_id
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.namespaces import encode_id
 from memory_plugin.server.headers import security_headers
 from memory_plugin.server.tokens import bearer_token
 from memory_plugin.server.workspaces import memory_workspaces

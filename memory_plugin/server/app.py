@@ -35,11 +35,11 @@ from memory_plugin.server.access import (
     refused_answer,
     unavailable_answer,
 )
+from memory_plugin.server.console import Console, default_model
 from memory_plugin.server.headers import SecurityHeaders
 from memory_plugin.server.limits import RequestLimits
 from memory_plugin.server.page import mount_page
 from memory_plugin.server.schemas import Error, Me
-from memory_plugin.server.services import Console, default_model
 from memory_plugin.server.tokens import Authenticate, load_tokens
 from memory_plugin.settings import MemorySettings
 

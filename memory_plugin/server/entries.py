@@ -10,7 +10,7 @@ from memory_plugin.agent import Entry
 from memory_plugin.agent.entries import KEY_MAX, Visibility
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep, NotFound, forbidden
-from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
+from memory_plugin.server.console import Console, ConsoleDep, provenance_json, written_by
 from memory_plugin.server.switches import AGENT_MEMORY_OFF, switch
 
 router = APIRouter(prefix="/api/entries", tags=["entries"])

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep
-from memory_plugin.server.services import ConsoleDep
+from memory_plugin.server.console import ConsoleDep
 
 if TYPE_CHECKING:
     from memory_plugin.scoped.job_runs import JobRun

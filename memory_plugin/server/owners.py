@@ -19,7 +19,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from memory_plugin.identity import OWNER_METADATA_KEY
+from memory_plugin.scope.identity import OWNER_METADATA_KEY
 
 Saver = BaseCheckpointSaver[Any]
 PAGE = 20

@@ -11,7 +11,7 @@ from memory_plugin.profile.document import render
 from memory_plugin.profile.memory import enablement
 from memory_plugin.server import schemas
 from memory_plugin.server.access import CallerDep
-from memory_plugin.server.services import ConsoleDep, provenance_json, written_by
+from memory_plugin.server.console import ConsoleDep, provenance_json, written_by
 
 router = APIRouter(prefix="/api/profile", tags=["profile"])
 OPTED_OUT = "Context memory is off for your account; your memory profile was permanently deleted."

@@ -5,15 +5,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
-from memory_plugin.namespaces import MAX_ID_BYTES
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.namespaces import MAX_ID_BYTES
 from memory_plugin.scoped.documents import Document
 from memory_plugin.scoped.notes import Note
 from memory_plugin.server import schemas
 from memory_plugin.server.access import CallerDep, NotFound
+from memory_plugin.server.console import Console, ConsoleDep, provenance_json, written_by
 from memory_plugin.server.limits import document_limit
-from memory_plugin.server.services import Console, ConsoleDep, provenance_json, written_by
 from memory_plugin.server.switches import SCOPED_MEMORY_OFF, switch
 
 PERSONAL = "/api/personal"

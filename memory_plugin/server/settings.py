@@ -8,10 +8,10 @@ from typing import Annotated, Any, Literal, get_args
 from fastapi import APIRouter, HTTPException, Query
 from langgraph.store.base import Item
 
-from memory_plugin.namespaces import MAX_ID_BYTES
+from memory_plugin.scope.namespaces import MAX_ID_BYTES
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep, forbidden
-from memory_plugin.server.services import Console, ConsoleDep, written_by
+from memory_plugin.server.console import Console, ConsoleDep, written_by
 from memory_plugin.settings import MemorySettings, field_bounds, field_layers
 from memory_plugin.settings.layers import LAYER_KEY, layer_namespace
 

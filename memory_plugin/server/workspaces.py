@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.store.base import BaseStore
 
-from memory_plugin.namespaces import ROOT, decode_id, encode_id
+from memory_plugin.scope.namespaces import ROOT, decode_id, encode_id
 
 PAGE = 100
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import LockedSettingError, SettingsError
-from memory_plugin.namespaces import encode_id, namespace
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.namespaces import encode_id, namespace
 from memory_plugin.settings.env import env_var
 from memory_plugin.settings.schema import LOWER_ONLY, field_layers
 from memory_plugin.settings.values import check_value, known_field

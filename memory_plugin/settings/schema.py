@@ -227,7 +227,7 @@ class MemorySettings(BaseModel):
         1_500, "a rerank call never holds a recall longer (fused order kept)", ge=50, le=60_000
     )
 
-    # The model of memory's own work (memory_plugin.maintenance)
+    # The model of memory's own work (memory_plugin.models.maintenance)
     maintenance_model: str | None = _f(
         None,
         "model spec for summaries, flush notes, profile, compression and consolidation; "

@@ -10,9 +10,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
-from memory_plugin.context import MemoryContext
 from memory_plugin.errors import SettingsError
 from memory_plugin.plans import Plan, arun, run
+from memory_plugin.scope.context import MemoryContext
 from memory_plugin.settings.env import EnvSettings, read_env, report_unknown
 from memory_plugin.settings.layers import (
     LAYER_KEY,

@@ -1,0 +1,272 @@
+"""Compaction: past the trigger share of the window, messages older than the keep window are
+replaced by a model-written running summary, and a divider records the cut.
+
+The cut never separates an AI message's tool calls from their results, and the latest
+write_todos call stays with its result. Summaries are progressive: the previous summary is
+fed into the next. A summary the model fails to write, or one `checked_rewrite` refuses, is
+a failed compaction: the conversation stays as it was. Summarize now keeps the latest
+complete turn (or the keep share, whichever is smaller) and compacts everything before it.
+
+`CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
+event whose flush note was started, in the background beside the summary: one note per
+event, however often it is retried),
+`compaction_failed_in` (the user message whose turn saw an automatic compaction fail: it is
+retried on the next turn, not after every tool step, so a hung model costs a turn one
+timeout) and `last_compaction` (the outcome of the last Summarize now).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+from langgraph.config import get_store
+
+from memory_plugin.context_management.flush import FlushStart, flush_hook, in_background
+from memory_plugin.context_management.masking import SCAN_FROM
+from memory_plugin.context_management.pairs import preserved_before, safe_cut
+from memory_plugin.context_management.prompts import summary_messages
+from memory_plugin.context_management.tally import count_keys, tally
+from memory_plugin.context_management.turn import SUMMARY, Turn, window
+from memory_plugin.events import emit
+from memory_plugin.models.maintenance import MaintenanceModel
+from memory_plugin.models.replies import checked_rewrite
+from memory_plugin.plans import ModelCall, Plan
+from memory_plugin.settings import MemorySettings
+from memory_plugin.tokens import TokenCounter
+
+logger = logging.getLogger(__name__)
+Trigger = Literal["auto", "manual"]
+DIVIDER_TEXT = {
+    "auto": "Earlier messages were summarized to free up context",
+    "manual": "Context summarized on request",
+}
+DIVIDERS, FLUSH_EVENT, LAST = "dividers", "flush_event", "last_compaction"
+PREFIX_TOKENS = "prefix_tokens"
+FAILED_IN = "compaction_failed_in"
+NOT_ENABLED = "Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
+NOTHING_YET = "nothing to compact yet"
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What a compaction attempt did: `compacted`, `nothing_to_compact` or `failed`."""
+
+    status: Literal["compacted", "nothing_to_compact", "failed"]
+    updates: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+
+
+def latest_turn_start(messages: Sequence[BaseMessage]) -> int | None:
+    """Index of the user message that opens the latest complete turn (one the assistant
+    answered); None when there is none."""
+    answered = False
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AIMessage):
+            answered = True
+        elif isinstance(messages[i], HumanMessage) and answered:
+            return i
+    return None
+
+
+def latest_user_index(messages: Sequence[BaseMessage]) -> int | None:
+    """Index of the newest user message: during a turn, the one that opened it (an automatic
+    compaction inside the turn keeps it, since the answer and the profile update need it)."""
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)),
+        None,
+    )
+
+
+def latest_user_message_id(messages: Sequence[BaseMessage]) -> str | None:
+    """The id of the newest user message: it opened the current turn."""
+    index = latest_user_index(messages)
+    return None if index is None else messages[index].id
+
+
+def split(
+    messages: Sequence[BaseMessage],
+    counter: TokenCounter,
+    keep_tokens: float,
+    keep_from: int | None = None,
+    opening: int | None = None,
+) -> tuple[list[int], list[int], int]:
+    """Indices to summarize, indices to keep, and the cut: the newest messages within
+    keep_tokens (at least one), or only those from `keep_from` on when that keeps fewer,
+    moved back so tool calls and results stay whole, are kept with what is always
+    preserved, and with the message at `opening` (the user message of the turn under way)."""
+    cut = len(messages)
+    used = 0
+    while cut > 0:
+        size = counter.count_message(messages[cut - 1])
+        if used + size > keep_tokens and cut < len(messages):
+            break
+        used += size
+        cut -= 1
+    if keep_from is not None:
+        cut = max(cut, keep_from)
+    cut = safe_cut(messages, cut)
+    preserved = set(preserved_before(messages, cut))
+    if opening is not None and opening < cut:
+        preserved.add(opening)
+    summarize = [i for i in range(cut) if i not in preserved]
+    keep = sorted(preserved) + list(range(cut, len(messages)))
+    return summarize, keep, cut
+
+
+def compaction_due(
+    info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter
+) -> bool:
+    """Whether the model's input (the transcript, the running summary and the protected
+    prefix load_memory counted) has crossed the compaction trigger."""
+    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
+    before += int(info.get(PREFIX_TOKENS, 0))
+    return before >= settings.summarization_trigger_ratio * window
+
+
+def compaction_plan(
+    messages: Sequence[BaseMessage],
+    info: dict[str, Any],
+    *,
+    model: BaseChatModel,
+    settings: MemorySettings,
+    window: int,
+    counter: TokenCounter,
+    kind: Trigger,
+    now: datetime,
+    flush: FlushStart | None,
+) -> Plan[Compaction]:
+    """Compact when due (always for `manual`); see the module docstring."""
+    summary = str(info.get(SUMMARY, ""))
+    tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
+    before = tokens + counter.count_text(summary)
+    if kind == "auto" and not compaction_due({**info, "tokens": tokens}, settings, window, counter):
+        return Compaction("nothing_to_compact", message="below the compaction trigger")
+    keep_from = latest_turn_start(messages) if kind == "manual" else None
+    keep_tokens = settings.summarization_keep_ratio * window
+    opening = latest_user_index(messages) if kind == "auto" else None
+    summarize, keep, cut = split(messages, counter, keep_tokens, keep_from, opening)
+    if not summarize:
+        return Compaction("nothing_to_compact", message=NOTHING_YET)
+    old = [messages[i] for i in summarize]
+    flushed: dict[str, Any] = {}
+    if flush is not None and info.get(FLUSH_EVENT) != old[0].id:
+        flush(old)
+        flushed = {FLUSH_EVENT: old[0].id}
+    try:
+        reply = yield ModelCall(
+            model, summary_messages(summary, old), timeout=settings.summary_timeout_seconds
+        )
+        new_summary = checked_rewrite(reply, previous=summary, what="compaction summary")
+    except Exception as exc:
+        logger.warning("compaction failed; the conversation is unchanged: %s", exc, exc_info=True)
+        return Compaction(
+            "failed", {"memory_context": flushed} if flushed else {}, f"summary failed: {exc}"
+        )
+    kept = [messages[i] for i in keep]
+    kept_tokens = counter.count(kept)
+    after = kept_tokens + counter.count_text(new_summary)
+    divider = {
+        "kind": kind,
+        "text": DIVIDER_TEXT[kind],
+        "tokens_before": before,
+        "tokens_after": after,
+        "at": now.isoformat(),
+        "before_message_id": messages[cut].id if cut < len(messages) else None,
+        "summarized": len(old),
+    }
+    context = {
+        **flushed,
+        SUMMARY: new_summary,
+        DIVIDERS: [*info.get(DIVIDERS, []), divider],
+        **count_keys(kept, kept_tokens),
+        SCAN_FROM: 0,
+    }
+    removals = [RemoveMessage(id=m.id) for m in old if m.id]
+    return Compaction(
+        "compacted",
+        {"messages": removals, "memory_context": context},
+        f"{DIVIDER_TEXT[kind]} (~{before:,} -> ~{after:,} tokens)",
+    )
+
+
+class CompactionStep:
+    """Compacts a turn's thread when due, or on request (Summarize now)."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        maintenance: MaintenanceModel,
+        counter: TokenCounter,
+        clock: Callable[[], datetime],
+        journal: Callable[[Turn], Plan[None]],
+    ) -> None:
+        self.model = model
+        self.maintenance = maintenance
+        self.counter = counter
+        self.clock = clock
+        self.journal = journal
+
+    def step(self, turn: Turn, kind: Trigger) -> Plan[Compaction]:
+        """Compact when due (always for `manual`), once everything is journaled."""
+        counts, _ = tally(turn.messages, turn.info, self.counter)
+        turn.record(counts)
+        size = window(self.model, turn.settings)
+        if kind == "auto" and not compaction_due(turn.info, turn.settings, size, self.counter):
+            return Compaction("nothing_to_compact", message="below the compaction trigger")
+        opened_by = latest_user_message_id(turn.messages)
+        if kind == "auto" and opened_by is not None and turn.info.get(FAILED_IN) == opened_by:
+            return Compaction("nothing_to_compact", message="retried next turn after a failure")
+        yield from self.journal(turn)
+        if turn.journaled:
+            now = self.clock()
+            summary_model = self.maintenance(turn.settings) or self.model
+            result = yield from compaction_plan(
+                turn.messages,
+                turn.info,
+                model=summary_model,
+                settings=turn.settings,
+                window=size,
+                counter=self.counter,
+                kind=kind,
+                now=now,
+                flush=in_background(
+                    flush_hook(summary_model, get_store(), turn.ctx, turn.settings, now),
+                    get_store(),
+                ),
+            )
+        else:
+            reason = "the journal could not be written; the conversation is unchanged"
+            result = Compaction("failed", message=reason)
+        turn.apply(result.updates.get("messages", []))
+        turn.record(result.updates.get("memory_context", {}))
+        if kind == "auto" and result.status == "failed":
+            turn.record({FAILED_IN: opened_by})
+        if result.status != "nothing_to_compact" or kind == "manual":
+            divider = result.updates.get("memory_context", {}).get(DIVIDERS, [{}])[-1]
+            emit(
+                "context",
+                result.status,
+                None,
+                trigger=kind,
+                message=result.message,
+                tokens_before=divider.get("tokens_before"),
+                tokens_after=divider.get("tokens_after"),
+            )
+        return result
+
+    def on_request(self, turn: Turn) -> Plan[None]:
+        """Summarize now: at least one assistant turn and something before the latest turn
+        are needed; the outcome goes to `last_compaction`."""
+        if not turn.settings.compaction_manual:
+            result = Compaction("failed", message=NOT_ENABLED)
+        elif not any(isinstance(m, AIMessage) for m in turn.messages):
+            result = Compaction("nothing_to_compact", message=NOTHING_YET)
+        else:
+            result = yield from self.step(turn, "manual")
+        turn.record({LAST: {"status": result.status, "message": result.message, "kind": "manual"}})

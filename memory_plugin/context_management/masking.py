@@ -1,0 +1,186 @@
+"""Tool-output masking: past the trigger share of the window, older tool outputs become a
+short placeholder saying how to get them back; the most recent results stay.
+
+Masked messages replace the originals in the thread state (so masking is done once and
+checkpoints shrink); the originals stay in the journal. A pass masks every older output at
+once, and only when that clears at least `masking_batch_ratio` of the window (or
+`masking_min_clear_ratio` close to the compaction trigger), so the prompt prefix changes
+rarely: below that, nothing changes (compaction at its own trigger still bounds the input).
+
+`MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
+next scan starts (`mask_scan_from`) and how many outputs were masked (`masked`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, ToolMessage
+
+from memory_plugin.context_management.pairs import call_positions
+from memory_plugin.context_management.tally import tally
+from memory_plugin.context_management.turn import Turn, window
+from memory_plugin.events import emit
+from memory_plugin.plans import Plan
+from memory_plugin.settings import MemorySettings
+from memory_plugin.tokens import TokenCounter, reports_window
+
+MASK_KEY = "memory_plugin_masked"
+SCAN_FROM, MASKED = "mask_scan_from", "masked"
+PLACEHOLDER = (
+    "[Output of {name} masked to save context ({tokens:,} tokens). The full output is kept: "
+    'call journal_tool_call_view(tool_call_id="{call_id}") to read it.]'
+)
+
+
+@dataclass(frozen=True)
+class Masking:
+    """The outcome of one masking pass."""
+
+    replacements: list[ToolMessage]
+    freed_tokens: int
+    scan_from: int
+
+
+def is_masked(message: BaseMessage) -> bool:
+    """Whether a tool message already carries a placeholder."""
+    return isinstance(message, ToolMessage) and bool(message.response_metadata.get(MASK_KEY))
+
+
+def _recent_results(messages: Sequence[BaseMessage], keep: int) -> int:
+    """Index of the oldest of the `keep` most recent tool results (len when fewer)."""
+    seen = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], ToolMessage):
+            seen += 1
+            if seen == keep:
+                return i
+    return 0 if seen else len(messages)
+
+
+class _Names:
+    """Tool names by tool_call_id, read from the AI messages only when a result lacks one."""
+
+    def __init__(self, messages: Sequence[BaseMessage]) -> None:
+        self.messages = messages
+        self.calls: dict[str, int] | None = None
+
+    def of(self, message: ToolMessage) -> str:
+        if message.name:
+            return message.name
+        if self.calls is None:
+            self.calls = call_positions(self.messages)
+        index = self.calls.get(message.tool_call_id)
+        if index is not None:
+            for call in self.messages[index].tool_calls:  # type: ignore[attr-defined]
+                if call["id"] == message.tool_call_id:
+                    return str(call["name"])
+        return "tool"
+
+
+def mask(
+    messages: Sequence[BaseMessage],
+    tokens: int,
+    window: int,
+    settings: MemorySettings,
+    counter: TokenCounter,
+    *,
+    scan_from: int = 0,
+    excluded: frozenset[str] = frozenset(),
+) -> Masking:
+    """Mask every older tool output (all but the `masking_keep_recent` newest; none that its
+    placeholder would not shrink) when the input is past the trigger and that clears at least
+    `masking_batch_ratio` of the window (`masking_min_clear_ratio` once the input nears the
+    compaction trigger); else change nothing. One large pass rewrites the transcript once,
+    where small ones would break the prompt cache on call after call."""
+    if not settings.masking or tokens <= settings.masking_trigger_ratio * window:
+        return Masking([], 0, scan_from)
+    goal = settings.masking_min_clear_ratio * window
+    protected_from = _recent_results(messages, settings.masking_keep_recent)
+    skip = excluded | set(settings.masking_excluded_tools)
+    names = _Names(messages)
+    replacements: list[ToolMessage] = []
+    freed = 0
+    index = scan_from
+    while index < protected_from:
+        message = messages[index]
+        index += 1
+        if not isinstance(message, ToolMessage) or is_masked(message):
+            continue
+        name = names.of(message)
+        if name in skip:
+            continue
+        before = counter.count_message(message)
+        placeholder = ToolMessage(
+            PLACEHOLDER.format(name=name, tokens=before, call_id=message.tool_call_id),
+            id=message.id,
+            tool_call_id=message.tool_call_id,
+            name=name,
+            status=message.status,
+            response_metadata={**message.response_metadata, MASK_KEY: True},
+        )
+        saved = before - counter.count_message(placeholder)
+        if saved <= 0:
+            continue
+        freed += saved
+        replacements.append(placeholder)
+    if freed < goal or (
+        freed < settings.masking_batch_ratio * window and not _urgent(tokens, window, settings)
+    ):
+        return Masking([], 0, scan_from)
+    return Masking(replacements, freed, index)
+
+
+def _urgent(tokens: int, window: int, settings: MemorySettings) -> bool:
+    """Whether the input is within `masking_min_clear_ratio` of the compaction trigger: a
+    smaller pass then still runs, so masking comes before compaction where it can."""
+    margin = settings.summarization_trigger_ratio - settings.masking_min_clear_ratio
+    return tokens >= margin * window
+
+
+class MaskingStep:
+    """Masks older tool outputs past the trigger, once they are safe in the journal."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        counter: TokenCounter,
+        excluded: frozenset[str],
+        journal: Callable[[Turn], Plan[None]],
+    ) -> None:
+        self.model = model
+        self.counter = counter
+        self.excluded = excluded
+        self.journal = journal
+
+    def step(self, turn: Turn) -> Plan[None]:
+        """Count the new messages; past the trigger, mask (journaling the originals first)."""
+        counts, rewritten = tally(turn.messages, turn.info, self.counter)
+        turn.record(counts)
+        if not reports_window(self.model):
+            return
+        result = mask(
+            turn.messages,
+            counts["tokens"],
+            window(self.model, turn.settings),
+            turn.settings,
+            self.counter,
+            scan_from=0 if rewritten else int(turn.info.get(SCAN_FROM, 0)),
+            excluded=self.excluded,
+        )
+        if not result.replacements:
+            return
+        yield from self.journal(turn)
+        if not turn.journaled:
+            return
+        turn.apply(result.replacements)
+        emit("context", "masked", None, outputs=len(result.replacements), freed=result.freed_tokens)
+        turn.record(
+            {
+                "tokens": counts["tokens"] - result.freed_tokens,
+                SCAN_FROM: result.scan_from,
+                MASKED: int(turn.info.get(MASKED, 0)) + len(result.replacements),
+            }
+        )

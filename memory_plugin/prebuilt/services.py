@@ -1,0 +1,270 @@
+"""The memory of one graph, built once: one settings source and one service per memory kind.
+
+`create_memory_graph` and `MemoryMiddleware` build a MemoryServices, and every node, tool and
+hook of that graph uses it: settings given in code, set by the environment or stored in a layer
+reach every path from this one owner. Which memory kinds exist in the graph is decided here,
+from the code defaults and the environment; a kind a stored layer switches off for a scope is
+off for that scope's turns: its tools are not offered to the model, and a call to one anyway is
+refused (`offered`, `refusal`, `gate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.store.base import BaseStore
+from langgraph.types import Command
+
+from memory_plugin.agent import AgentMemory
+from memory_plugin.base import MemoryService
+from memory_plugin.bounded import BoundedMemory
+from memory_plugin.compat import RunnableCallable
+from memory_plugin.context_management.nodes import ContextManager
+from memory_plugin.kinds import Parts, build_kinds, kind_tools
+from memory_plugin.models.maintenance import MaintenanceModel
+from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.safety.staged import Check, Screen, screen_from, screening
+from memory_plugin.scope.context import MemoryContext, current_context
+from memory_plugin.scope.identity import Membership
+from memory_plugin.scope.nouser import MEMORY_OFF
+from memory_plugin.scoped.api import ScopedMemory
+from memory_plugin.settings import MemorySettings, SettingsCache
+
+State = Mapping[str, Any]
+Result = ToolMessage | Command[Any]
+Execute = Callable[[ToolCallRequest], Result]
+AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
+BoundModel = Runnable[LanguageModelInput, BaseMessage]
+K = TypeVar("K", bound=MemoryService)
+
+
+@dataclass
+class MemoryServices:
+    """One graph's memory: its settings source, the service of each memory kind that exists
+    in it (keyed by the setting that switches the kind), the memory tools, and which setting
+    switches each tool's kind."""
+
+    settings: SettingsCache
+    services: dict[str, MemoryService]
+    tools: list[BaseTool]
+    switches: dict[str, str]
+    membership: Membership | None = None
+    screen: Screen = field(default_factory=Screen)
+    _last: tuple[Any, MemorySettings] | None = field(default=None, repr=False)
+
+    def _kind(self, switch: str, cls: type[K]) -> K | None:
+        found = self.services.get(switch)
+        assert found is None or isinstance(found, cls)
+        return found
+
+    @property
+    def manager(self) -> ContextManager:
+        """The context-management nodes (always built: they load memory and journal)."""
+        found = self._kind("context_management", ContextManager)
+        assert found is not None
+        return found
+
+    @property
+    def scoped(self) -> ScopedMemory | None:
+        """Scoped memory, None when it is not part of this graph."""
+        return self._kind("scoped_memory", ScopedMemory)
+
+    @property
+    def profile(self) -> ProfileMemory | None:
+        """Profile memory, None when it is not part of this graph."""
+        return self._kind("profile", ProfileMemory)
+
+    @property
+    def agent(self) -> AgentMemory | None:
+        """Agent memory (always built: reading and pinning need no switch)."""
+        return self._kind("agent_memory", AgentMemory)
+
+    @property
+    def bounded(self) -> BoundedMemory | None:
+        """Bounded memory, None when it is not part of this graph."""
+        return self._kind("bounded_memory", BoundedMemory)
+
+    @property
+    def base(self) -> MemorySettings:
+        """The code defaults with the environment applied (before any stored layer)."""
+        return self.settings.base
+
+    @property
+    def managed(self) -> bool:
+        """Whether context management is part of this graph."""
+        return self.base.context_management
+
+    @property
+    def start(self) -> RunnableCallable:
+        """The node that opens a turn: load memory (and manage the context)."""
+        return self.screened(self.manager.start_turn if self.managed else self.manager.load_memory)
+
+    @property
+    def manage(self) -> RunnableCallable | None:
+        """The node run after each tool step, None without context management."""
+        return self.screened(self.manager.prepare_context) if self.managed else None
+
+    @property
+    def finish(self) -> RunnableCallable:
+        """The node that closes a turn: journal the answer (and the rolling summary)."""
+        return self.screened(self.manager.finish_turn if self.managed else self.manager.journal)
+
+    @property
+    def summarize_now(self) -> RunnableCallable:
+        """The node that compacts the thread on request."""
+        return self.screened(self.manager.summarize_now)
+
+    @property
+    def consolidate(self) -> RunnableCallable | None:
+        """The node that consolidates the profile after a turn, None without profile memory."""
+        return None if self.profile is None else self.screened(self.profile.consolidate_profile)
+
+    def context(self) -> MemoryContext:
+        """The run's MemoryContext, its workspace checked with this graph's membership hook."""
+        return current_context(self.membership)
+
+    def turn_settings(self, state: Any) -> MemorySettings:
+        """The settings this turn's opening resolved (kept in memory_context), else the
+        graph's base settings."""
+        info = state.get("memory_context") if isinstance(state, Mapping) else None
+        values = (info or {}).get("settings")
+        if not values:
+            return self.base
+        last = self._last
+        if last is None or last[0] is not values:
+            last = self._last = (values, MemorySettings.model_construct(**values))
+        return last[1]
+
+    @staticmethod
+    def memory_off(state: Any) -> str | None:
+        """Why this run has no long-term memory (load_memory said so), None when it has."""
+        info = state.get("memory_context") if isinstance(state, Mapping) else None
+        off = (info or {}).get(MEMORY_OFF)
+        return str(off) if off else None
+
+    def offered(self, settings: MemorySettings, off: str | None = None) -> list[BaseTool]:
+        """The memory tools of the kinds that are on for these settings (no scoped memory
+        tools when memory is `off` for the run)."""
+        return [tool for tool in self.tools if self.refusal(tool.name, settings, off) is None]
+
+    def refusal(self, name: str, settings: MemorySettings, off: str | None = None) -> str | None:
+        """Why a call to this tool is refused (its memory kind is off, or memory is `off` for
+        the run), None when it is not."""
+        kind = self.switches.get(name)
+        if kind is None:
+            return None
+        if off and kind in ("scoped_memory", "bounded_memory"):
+            return f"Memory not changed: {name} is unavailable because {off}."
+        if getattr(settings, kind):
+            return None
+        return f"Memory not changed: {name} is unavailable because {kind} is switched off here."
+
+    def _refused(self, request: ToolCallRequest) -> ToolMessage | None:
+        call = request.tool_call
+        state = request.state
+        why = self.refusal(call["name"], self.turn_settings(state), self.memory_off(state))
+        if why is None:
+            return None
+        return ToolMessage(why, name=call["name"], tool_call_id=call["id"], status="error")
+
+    def gate(self, request: ToolCallRequest, execute: Execute) -> Result:
+        """A ToolNode wrapper refusing calls to tools of a memory kind that is off; a call
+        that runs does so under this graph's safety screen."""
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        with screening(self.screen):
+            return execute(request)
+
+    async def agate(self, request: ToolCallRequest, execute: AsyncExecute) -> Result:
+        """Async twin of gate."""
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        with screening(self.screen):
+            return await execute(request)
+
+    def screened(self, node: RunnableCallable) -> RunnableCallable:
+        """The node run under this graph's safety screen, as every node property above is (set
+        inside the node's body, since LangGraph runs each node in a context of its own), sync
+        and async."""
+        screen = self.screen
+
+        def sync(state: Any, config: RunnableConfig) -> Any:
+            with screening(screen):
+                return node.invoke(state, config)
+
+        async def asynchronous(state: Any, config: RunnableConfig) -> Any:
+            with screening(screen):
+                return await node.ainvoke(state, config)
+
+        return RunnableCallable(sync, asynchronous, name=node.name, trace=False)
+
+
+@dataclass
+class TurnTools:
+    """The agent's model with the app's tools and this turn's memory tools bound; one binding
+    per set of tools, reused."""
+
+    model: BaseChatModel
+    app_tools: Sequence[Any]
+    services: MemoryServices
+    _bound: dict[tuple[str, ...], BoundModel] = field(default_factory=dict, repr=False)
+
+    def __call__(self, state: Any) -> BoundModel:
+        """The bound model for this turn's settings."""
+        services = self.services
+        memory = services.offered(services.turn_settings(state), services.memory_off(state))
+        if not services.context().agent_id:
+            memory = [tool for tool in memory if services.switches.get(tool.name) != "agent_memory"]
+        key = tuple(tool.name for tool in memory)
+        found = self._bound.get(key)
+        if found is None:
+            tools = [*self.app_tools, *memory]
+            found = self.model.bind_tools(tools) if tools else self.model
+            self._bound[key] = found
+        return found
+
+
+def build_services(
+    model: BaseChatModel,
+    settings: MemorySettings | SettingsCache | None = None,
+    *,
+    store: BaseStore | None = None,
+    system_prompt: str | None = None,
+    membership: Membership | None = None,
+    environ: Mapping[str, str] | None = None,
+    maintenance_model: BaseChatModel | None = None,
+    screen: Check | None = None,
+    every_kind: bool = False,
+) -> MemoryServices:
+    """Build one graph's memory from the registry of kinds (memory_plugin.kinds); memory work
+    uses `maintenance_model` (default: `model`) unless the `maintenance_model` setting names
+    another. `settings` are the code defaults, or a SettingsCache to share with another
+    surface over the same store (the console). Every write runs the safety screen: the
+    built-in stages, then the operator's `screen` check, then the judge when `screen_judge`
+    is on (asking the maintenance model). `every_kind`: build the kinds switched off in the
+    base settings too. Bad settings (in code or the environment, a maintenance model that
+    cannot be loaded included) raise SettingsError here, a `screen` that is not callable
+    TypeError."""
+    source = (
+        settings
+        if isinstance(settings, SettingsCache)
+        else SettingsCache(settings, environ=environ)
+    )
+    base = source.base
+    maintenance = MaintenanceModel(maintenance_model or model)
+    if base.maintenance_model:
+        maintenance.load(base.maintenance_model)
+    staged = screen_from(screen, base, maintenance(base))
+    parts = Parts(store, source, maintenance, membership, model, system_prompt)
+    built = build_kinds(parts, base, every=every_kind)
+    tools, switches = kind_tools(built, base, membership)
+    return MemoryServices(source, built, tools, switches, membership, staged)

@@ -1,1 +1,0 @@
-"""Thread memory: journal, masking, compaction, recent window."""
