@@ -26,7 +26,6 @@ from langgraph.store.base import BaseStore
 
 from memory_plugin.backends import Backend
 from memory_plugin.connection import aconnect
-from memory_plugin.offline.local_embeddings import default_index
 
 INDEX_ENV = "MEMORY_SERVER_INDEX"
 
@@ -45,6 +44,8 @@ def server_index() -> dict[str, Any]:
     """The store index: the IndexConfig $MEMORY_SERVER_INDEX names, else the default one."""
     spec = os.environ.get(INDEX_ENV)
     if not spec:
+        from memory_plugin.offline.local_embeddings import default_index
+
         return default_index()
     module, _, name = spec.partition(":")
     if not module or not name:

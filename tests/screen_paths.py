@@ -3,7 +3,7 @@
 Shared by tests/test_screen_corpora.py and bench/screen.py. Every path is the real code: a
 note (`validate_note` in a team scope), a curated team document (`ScopedMemory.write_document`),
 a profile rewrite (the profile guard), a pre-compaction flush note (`append_plan`, which
-thread/flush.py calls), consolidation output (`checked_rewrite`, which nightly
+context_management/flush.py calls), consolidation output (`checked_rewrite`, which nightly
 consolidation calls), a bounded `user` entry (`BoundedMemory.apply`, the `memory` tool's and
 the REST surface's path) and an agent entry asked for shared visibility
 (`AgentMemory.store_entry`). Each returns the refusal message, or None when the line is

@@ -71,7 +71,7 @@ def _text(message: BaseMessage) -> str:
 
 
 def _told(text: str) -> tuple[str, str]:
-    """A user message split into what memory told in front of it (thread/updates.py) and
+    """A user message split into what memory told in front of it (context_management/updates.py) and
     the user's own words."""
     told, mark, said = text.partition(f"</{UPDATE_TAG}>\n\n")
     return (told, said) if mark else ("", text)
