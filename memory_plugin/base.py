@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_store
@@ -18,6 +19,16 @@ from memory_plugin.scope.identity import Membership, admit, trust_run_context
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
 SettingsLike = MemorySettings | SettingsCache | LayeredSettings
+
+
+class ServiceOptions(TypedDict, total=False):
+    """The keyword arguments every memory kind takes (see MemoryService)."""
+
+    settings: SettingsLike | None
+    defaults: MemorySettings | None
+    model: BaseChatModel | MaintenanceModel | None
+    membership: Membership | None
+    clock: Callable[[], datetime]
 
 
 def utc_now() -> datetime:

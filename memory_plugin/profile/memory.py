@@ -14,8 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -24,7 +23,7 @@ from langgraph.store.base import BaseStore, GetOp, PutOp
 
 from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.background import Background, await_every, wait_all
-from memory_plugin.base import MemoryService, SettingsLike, utc_now
+from memory_plugin.base import MemoryService, ServiceOptions
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context_management.journal import tail_plan
 from memory_plugin.context_management.journaling import SEQ
@@ -57,7 +56,6 @@ from memory_plugin.profile.prompts import NOOP, consolidation_messages
 from memory_plugin.provenance import Provenance, current, origin, turn_of
 from memory_plugin.scope import profile_scope
 from memory_plugin.scope.context import MemoryContext
-from memory_plugin.scope.identity import Membership
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import TokenCounter, counter_for
 
@@ -168,38 +166,26 @@ def _store_failure(exc: BaseException) -> bool:
 class ProfileMemory(MemoryService):
     """The user profile as a prompt block source, a post-turn consolidation and an opt-out.
 
-    `model` consolidates (the graph's maintenance model, see memory_plugin.models.maintenance); the
-    `maintenance_model` setting names another. `store` defaults to the running graph's store;
-    `defaults` are the platform defaults in code, `settings` a settings source shared with
-    the graph's other memory kinds; `membership` checks the workspace a run names. Each saved
-    write is recorded in the user's change log, of which the newest `keep_changes` are kept.
+    Constructed like every memory kind (memory_plugin.base.MemoryService): `model`
+    consolidates (the graph's maintenance model) unless the `maintenance_model` setting names
+    another. Each saved write is recorded in the user's change log, of which the newest
+    `keep_changes` are kept; `max_failures` failed consolidations in a row give an exchange up.
     """
 
     def __init__(
         self,
         store: BaseStore | None = None,
         *,
-        settings: SettingsLike | None = None,
-        defaults: MemorySettings | None = None,
-        model: BaseChatModel | MaintenanceModel | None = None,
-        membership: Membership | None = None,
-        clock: Callable[[], datetime] = utc_now,
         counter: TokenCounter | None = None,
         model_loader: Callable[[str], BaseChatModel] | None = None,
         keep_changes: int = KEEP_CHANGES,
         max_failures: int = MAX_FAILURES,
+        **options: Unpack[ServiceOptions],
     ) -> None:
         for name, value in (("keep_changes", keep_changes), ("max_failures", max_failures)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a whole number from 1, got {value!r}")
-        super().__init__(
-            store,
-            settings=settings,
-            defaults=defaults,
-            model=model,
-            membership=membership,
-            clock=clock,
-        )
+        super().__init__(store, **options)
         self.keep_changes = keep_changes
         self.max_failures = max_failures
         self._jobs = Background(JOBS)
@@ -207,7 +193,7 @@ class ProfileMemory(MemoryService):
             self.maintenance = MaintenanceModel(self.maintenance.default, model_loader)
         self.counter = counter or counter_for(self.maintenance.default)
         self.consolidate_profile = plan_node(
-            self._consolidate_node, "consolidate_profile", membership=membership
+            self._consolidate_node, "consolidate_profile", membership=options.get("membership")
         )
 
     @property
