@@ -19,7 +19,9 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 from pydantic import Field
 
-Source = Literal["tool", "node", "job", "api", "code"]
+Source = Literal["tool", "node", "job", "api", "code", "forget"]
+"""What wrote a memory: a tool, a graph node, a background job, the console's REST API, your
+code, or a forget the user asked for (memory_plugin.privacy.forget)."""
 SOURCES: tuple[str, ...] = get_args(Source)
 PROVENANCE = "provenance"
 _Known = Field(exclude_if=lambda value: value is None)

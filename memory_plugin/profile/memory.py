@@ -12,7 +12,7 @@ for search. The model cannot edit it while answering: there is no tool for it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Unpack
 
@@ -27,7 +27,7 @@ from memory_plugin.base import MemoryService, ServiceOptions
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.context_management.journal import tail_plan
 from memory_plugin.context_management.journaling import SEQ
-from memory_plugin.errors import InvalidArgumentError, ScopeError
+from memory_plugin.errors import ConflictError, InvalidArgumentError, ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
 from memory_plugin.models.maintenance import MaintenanceModel
@@ -46,6 +46,7 @@ from memory_plugin.profile.changes import (
 )
 from memory_plugin.profile.document import (
     SCHEMA_VERSION,
+    SECTIONS,
     Profile,
     ProfileFormatError,
     parse,
@@ -246,13 +247,17 @@ class ProfileMemory(MemoryService):
         """Async twin of prompt_blocks."""
         return await arun(self.store, self.blocks_plan(ctx))
 
+    def read_plan(self, ctx: MemoryContext) -> Plan[Profile | None]:
+        """The plan behind read."""
+        return (yield from self._read_plan(ctx))[0]
+
     def read(self, ctx: MemoryContext) -> Profile | None:
         """The caller's profile, None if there is none."""
-        return run(self.store, self._read_plan(ctx))[0]
+        return run(self.store, self.read_plan(ctx))
 
     async def aread(self, ctx: MemoryContext) -> Profile | None:
         """Async twin of read."""
-        return (await arun(self.store, self._read_plan(ctx)))[0]
+        return await arun(self.store, self.read_plan(ctx))
 
     def consolidate_plan(
         self,
@@ -585,7 +590,8 @@ class ProfileMemory(MemoryService):
         namespace = (*profile_scope(ctx).namespace, CHANGES)
         return (yield from all_items_plan(namespace, page=LOG_PAGE))
 
-    def _changes_plan(self, ctx: MemoryContext, limit: Any) -> Plan[list[ProfileChange]]:
+    def changes_plan(self, ctx: MemoryContext, limit: Any) -> Plan[list[ProfileChange]]:
+        """The plan behind changes."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidArgumentError(f"limit must be a whole number from 1, got {limit!r}")
         if not ctx.user_id:
@@ -597,11 +603,55 @@ class ProfileMemory(MemoryService):
 
     def changes(self, ctx: MemoryContext, limit: int = 50) -> list[ProfileChange]:
         """The caller's latest profile changes, newest first (at most `limit`)."""
-        return run(self.store, self._changes_plan(ctx, limit))
+        return run(self.store, self.changes_plan(ctx, limit))
 
     async def achanges(self, ctx: MemoryContext, limit: int = 50) -> list[ProfileChange]:
         """Async twin of changes."""
-        return await arun(self.store, self._changes_plan(ctx, limit))
+        return await arun(self.store, self.changes_plan(ctx, limit))
+
+    def remove_bullets_plan(
+        self, ctx: MemoryContext, bullets: Iterable[tuple[str, str]]
+    ) -> Plan[Profile | None]:
+        """Remove bullets, given as (section, bullet text), from the caller's profile with the
+        compare-and-swap write a consolidation uses, recorded in the change log with the
+        current provenance (a saved write counts in `turn_count`, which numbers the log);
+        bullets no longer there are skipped. The profile as it is after, None without one."""
+        if not ctx.user_id:
+            raise ScopeError("the profile needs the user's user_id in the context")
+        gone = set(bullets)
+        namespace = profile_scope(ctx).namespace
+        provenance = current(actor=ctx.user_id)
+        for _ in range(MAX_ATTEMPTS):
+            stored, version = yield from self._read_plan(ctx)
+            if stored is None:
+                return None
+            kept = {s: tuple(b for b in stored.bullets(s) if (s, b) not in gone) for s in SECTIONS}
+            new = stored.with_sections(kept)
+            if new.same_content(stored):
+                return stored
+            now = self.clock()
+            new = replace(
+                new,
+                last_updated=now.isoformat(timespec="seconds"),
+                turn_count=stored.turn_count + 1,
+            )
+            record = change_record(now.isoformat(), new.turn_count, diff(stored, new), provenance)
+            slot = PutOp((*namespace, CHANGES), self._slot(new.turn_count), record, index=False)
+            if (yield PutIfVersion(namespace, KEY, {"text": render(new)}, version, (slot,))):
+                return new
+        raise ConflictError("the profile kept changing meanwhile; nothing was removed, try again")
+
+    def remove_bullets(
+        self, ctx: MemoryContext, bullets: Iterable[tuple[str, str]]
+    ) -> Profile | None:
+        """Remove (section, bullet text) bullets from the caller's profile, logged as a change."""
+        return run(self.store, self.remove_bullets_plan(ctx, bullets))
+
+    async def aremove_bullets(
+        self, ctx: MemoryContext, bullets: Iterable[tuple[str, str]]
+    ) -> Profile | None:
+        """Async twin of remove_bullets."""
+        return await arun(self.store, self.remove_bullets_plan(ctx, bullets))
 
     def _opt_out_plan(self, ctx: MemoryContext) -> Plan[str]:
         if not ctx.user_id:

@@ -203,7 +203,8 @@ class ScopedMemory(MemoryService):
         """Async twin of recall."""
         return await arun(self.store, self.recall_plan(ctx, query, k))
 
-    def _notes(self, ctx: MemoryContext, days: int | None) -> Plan[list[Note]]:
+    def list_notes_plan(self, ctx: MemoryContext, days: int | None) -> Plan[list[Note]]:
+        """The plan behind list_notes."""
         scope = readable_thread_scope(self.member(ctx))
         if scope is None:
             return []
@@ -213,11 +214,11 @@ class ScopedMemory(MemoryService):
 
     def list_notes(self, ctx: MemoryContext, *, days: int | None = None) -> list[Note]:
         """The scope's live notes: all of them, or those of the last `days` UTC days."""
-        return run(self.store, self._notes(ctx, days))
+        return run(self.store, self.list_notes_plan(ctx, days))
 
     async def alist_notes(self, ctx: MemoryContext, *, days: int | None = None) -> list[Note]:
         """Async twin of list_notes."""
-        return await arun(self.store, self._notes(ctx, days))
+        return await arun(self.store, self.list_notes_plan(ctx, days))
 
     def _page(self, ctx: MemoryContext, before: str | None, days: int) -> Plan[NotesPage]:
         cursor, count = page_arguments(before, days)
@@ -259,7 +260,9 @@ class ScopedMemory(MemoryService):
             raise ScopeError("deleting a team note needs the acting user_id in the context")
         return scope
 
-    def _delete(self, ctx: MemoryContext, key: str) -> Plan[None]:
+    def delete_note_plan(self, ctx: MemoryContext, key: str) -> Plan[None]:
+        """The plan behind delete_note: the tombstone records who deleted the note, when, and
+        the delete's provenance."""
         key = key_argument(key)
         scope = self._deletable_scope(ctx)
         change = {
@@ -267,6 +270,7 @@ class ScopedMemory(MemoryService):
             "text": "",
             "deleted_by": ctx.user_id,
             "deleted_at": self.clock().isoformat(),
+            "deletion": current(actor=ctx.user_id).to_json(),
         }
         if (yield from update_note_plan(scope, key, change)) is None:
             raise MemoryWriteError(f"there is no note {key!r} in this memory")
@@ -274,11 +278,11 @@ class ScopedMemory(MemoryService):
 
     def delete_note(self, ctx: MemoryContext, key: str) -> None:
         """Delete one note (it stays as a tombstone holding its position)."""
-        run(self.store, self._delete(ctx, key))
+        run(self.store, self.delete_note_plan(ctx, key))
 
     async def adelete_note(self, ctx: MemoryContext, key: str) -> None:
         """Async twin of delete_note."""
-        await arun(self.store, self._delete(ctx, key))
+        await arun(self.store, self.delete_note_plan(ctx, key))
 
     def blocks_plan(
         self, ctx: MemoryContext, settings: MemorySettings | None = None
