@@ -33,6 +33,7 @@ from memory_plugin.agent import AgentMemory
 from memory_plugin.agent.entries import ENTRIES, Visibility, forget_plan, to_entry
 from memory_plugin.bounded import BoundedMemory
 from memory_plugin.bounded.entries import TARGETS
+from memory_plugin.context_management.journal import entries_plan, kept_incarnations_plan
 from memory_plugin.errors import (
     ConflictError,
     InvalidArgumentError,
@@ -541,3 +542,19 @@ class Forgetter:
         """Async twin of apply."""
         with origin(source="forget", actor=preview.owner.user_id):
             return await arun(self.scoped.store, self.apply_plan(preview, ids))
+
+
+def threads_plan(thread_ids: Iterable[str], text: object) -> Plan[list[str]]:
+    """The threads among `thread_ids` whose journal (the live one or a kept incarnation)
+    mentions the text, in the order given. Thread journals are conversation history, not
+    memory: a forget only lists them (deleting them is the caller's explicit choice)."""
+    pattern = matcher(needle_of(text))
+    found = []
+    for thread_id in dict.fromkeys(thread_ids):
+        kept = yield from kept_incarnations_plan(thread_id)
+        for incarnation in [None, *kept]:
+            entries = yield from entries_plan(thread_id, incarnation=incarnation)
+            if any(pattern.search(entry.text) for entry in entries):
+                found.append(thread_id)
+                break
+    return found
