@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from memory_plugin.errors import MemoryPluginError
+from memory_plugin.privacy.commands import add_commands as add_privacy_commands
 from memory_plugin.privacy.forget_command import add_forget_command
 
 if TYPE_CHECKING:
@@ -407,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
     demo.set_defaults(run=_demo)
     add_forget_command(commands)
+    add_privacy_commands(commands)
     serve = commands.add_parser(
         "serve",
         help="the operator console (web page and REST API) on http://127.0.0.1:8765/",

@@ -318,3 +318,55 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
             await db.execute("COMMIT")
             return stored
     return await asyncio.to_thread(insert_many, store, request)
+
+
+@dataclass(frozen=True)
+class DropCounters:
+    """Forget the position counters of every group in `namespaces`, so each group's next claim
+    seeds its counter again from the items present: after items were written at chosen
+    positions (an import) or the items of a namespace were removed (a deleted user). Stores
+    without counters (InMemoryStore) have nothing to forget."""
+
+    namespaces: tuple[tuple[str, ...], ...]
+
+    def run(self, store: BaseStore) -> None:
+        """Drop the counters with the store's sync methods."""
+        prefixes = [(_prefix(ns),) for ns in self.namespaces]
+        if not prefixes:
+            return
+        if isinstance(store, PostgresStore):
+            with pg_search_connection(store) as conn, conn.transaction():
+                conn.cursor().executemany(_PG_DROP, prefixes)
+        elif isinstance(store, SqliteStore):
+            with sqlite_search_connection(store) as db:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.executemany(_SQLITE_DROP, prefixes)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+
+    async def arun(self, store: BaseStore) -> None:
+        """Async twin of run."""
+        prefixes = [(_prefix(ns),) for ns in self.namespaces]
+        if not prefixes:
+            return
+        if isinstance(store, AsyncPostgresStore):
+            async with apg_search_connection(store) as conn, conn.transaction():
+                await conn.cursor().executemany(_PG_DROP, prefixes)
+        elif isinstance(store, AsyncSqliteStore):
+            async with asqlite_search_connection(store) as db:
+                await db.execute("BEGIN IMMEDIATE")
+                try:
+                    await db.executemany(_SQLITE_DROP, prefixes)
+                except BaseException:
+                    await db.execute("ROLLBACK")
+                    raise
+                await db.execute("COMMIT")
+        elif isinstance(store, PostgresStore | SqliteStore):
+            await asyncio.to_thread(self.run, store)
+
+
+_PG_DROP = "DELETE FROM memory_claims WHERE prefix = %s"
+_SQLITE_DROP = "DELETE FROM memory_claims WHERE prefix = ?"

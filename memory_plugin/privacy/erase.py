@@ -1,0 +1,132 @@
+"""Delete a user: every item of their memory on every kind, in every workspace, and their
+settings layer; with `threads`, their threads too (checkpoints, journals and summaries).
+
+Team memory and an agent's shared entries stay: they are the workspace's and the agent's.
+A user with no memory here is an UnknownUserError, and nothing changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore, Op, PutOp
+
+from memory_plugin.backends.claims import DropCounters
+from memory_plugin.context_management.journal import adelete_thread, delete_thread
+from memory_plugin.plans import Plan, arun, run
+from memory_plugin.privacy.inventory import (
+    KIND_ORDER,
+    Owner,
+    UnknownUserError,
+    counts,
+    inventory_plan,
+    namespace_of,
+)
+from memory_plugin.scoped.notes import NOTES
+
+BATCH = 100
+THREADS_PAGE = 100
+
+
+@dataclass
+class Erased:
+    """What deleting a user removed: items per kind, and threads when asked."""
+
+    owner: Owner
+    counts: dict[str, int] = field(default_factory=dict)
+    threads: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts as JSON (`threads` null when threads were kept)."""
+        return {
+            "user_id": self.owner.user_id,
+            "org_id": self.owner.org_id,
+            "deleted": {kind: self.counts.get(kind, 0) for kind in KIND_ORDER},
+            "threads": self.threads,
+        }
+
+    def summary(self) -> str:
+        """The counts as one line of text."""
+        parts = ", ".join(f"{self.counts.get(kind, 0)} {kind}" for kind in KIND_ORDER)
+        line = f"Deleted {self.owner.describe()}: {parts} items"
+        if self.threads is not None:
+            line += f"; {self.threads} threads with their journals and summaries"
+        return line + "."
+
+
+def erase_plan(owner: Owner) -> Plan[Erased]:
+    """Delete every item of the owner's memory; UnknownUserError when there is none."""
+    held = yield from inventory_plan(owner, None)
+    if not held:
+        raise UnknownUserError(f"{owner.describe()} has no memory in this store; nothing deleted")
+    ops: list[Op] = [PutOp(namespace_of(owner, h), h.key, None) for h in held]
+    for start in range(0, len(ops), BATCH):
+        yield ops[start : start + BATCH]
+    notes = {namespace_of(owner, h) for h in held if h.path == (NOTES,)}
+    if notes:
+        yield DropCounters(tuple(sorted(notes)))
+    return Erased(owner, counts([h for h in held if not h.derived]))
+
+
+async def _owned(checkpointer: BaseCheckpointSaver[Any], user_id: str) -> list[str]:
+    from memory_plugin.server.owners import owned_threads
+
+    found: list[tuple[str, str]] = []
+    before: str | None = None
+    while True:
+        page = await owned_threads(checkpointer, user_id, before=before, limit=THREADS_PAGE)
+        found += page
+        if len(page) < THREADS_PAGE:
+            return [thread for thread, _ in found]
+        before = page[-1][1]
+
+
+def erase_user(
+    store: BaseStore,
+    owner: Owner,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> Erased:
+    """Delete the owner's memory; with a `checkpointer`, the threads they own too (their
+    checkpoints, journals and summaries, every kept incarnation)."""
+    threads = asyncio.run(_owned(checkpointer, owner.user_id)) if checkpointer else []
+    try:
+        erased = run(store, erase_plan(owner))
+    except UnknownUserError:
+        if not threads:
+            raise
+        erased = Erased(owner, dict.fromkeys(KIND_ORDER, 0))
+    if checkpointer is not None:
+        for thread in threads:
+            delete_thread(checkpointer, store, thread, keep_journal=False)
+        erased.threads = len(threads)
+    return erased
+
+
+async def aerase_user(
+    store: BaseStore,
+    owner: Owner,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> Erased:
+    """Async twin of erase_user."""
+    threads = await _owned(checkpointer, owner.user_id) if checkpointer else []
+    try:
+        erased = await arun(store, erase_plan(owner))
+    except UnknownUserError:
+        if not threads:
+            raise
+        erased = Erased(owner, dict.fromkeys(KIND_ORDER, 0))
+    if checkpointer is not None:
+        for thread in threads:
+            try:
+                await adelete_thread(checkpointer, store, thread, keep_journal=False)
+            except NotImplementedError:  # a saver opened with connect has no async methods
+                await asyncio.to_thread(
+                    delete_thread, checkpointer, store, thread, keep_journal=False
+                )
+        erased.threads = len(threads)
+    return erased
