@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memory_plugin.connection import aconnect
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.safety.staged import Check, Screen, screening
-from memory_plugin.server import entries, forget, jobs, profile, scoped, threads
+from memory_plugin.server import entries, forget, jobs, privacy, profile, scoped, threads
 from memory_plugin.server import settings as layers
 from memory_plugin.server.access import (
     NOT_FOUND,
@@ -186,6 +186,7 @@ def create_app(
         threads.router,
         jobs.router,
         forget.router,
+        privacy.router,
     ):
         app.include_router(router)
     mount_page(app)
