@@ -19,6 +19,7 @@ from memory_plugin.plans import run
 from memory_plugin.profile.memory import ProfileMemory, wait_for_profiles
 from memory_plugin.scope.identity import OWNER_METADATA_KEY
 from memory_plugin.scoped import ScopedMemory
+from tests.test_cli import cli, said
 
 ANN = MemoryContext(user_id="ann", workspace_id="acme")
 TEAM = MemoryContext(user_id="ann", workspace_id="acme", thread_visibility="shared")
@@ -132,3 +133,19 @@ def test_an_empty_text_is_refused(
     )
     with connect(url) as backend:
         assert len(ScopedMemory(backend.store).list_notes(ANN)) == 3
+
+
+@pytest.mark.slow
+def test_the_chatbot_forgets_a_fact_forgotten_with_the_console_script(tmp_path: Path) -> None:
+    told = cli(tmp_path, "chat", "--user", "ann", stdin="remember that my dog is called Rex\n")
+    assert told.returncode == 0 and "Rex" in told.stdout, told.stderr
+    asked = cli(tmp_path, "chat", "--user", "ann", "--thread", "t2", stdin="what is my dog called?")
+    assert "Rex" in next(line for line in said(asked.stdout) if line.startswith("assistant> "))
+    done = cli(tmp_path, "forget", "--user", "ann", "Rex", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "personal memory of workspace personal: note " in done.stdout
+    assert done.stdout.endswith("place(s).\n") and "Forgot " in done.stdout
+    again = cli(tmp_path, "chat", "--user", "ann", "--thread", "t3", stdin="what is my dog called?")
+    assert again.returncode == 0, again.stderr
+    (answer,) = [line for line in said(again.stdout) if line.startswith("assistant> ")]
+    assert "Rex" not in answer
