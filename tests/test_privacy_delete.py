@@ -21,7 +21,7 @@ from memory_plugin.privacy.erase import erase_plan
 from memory_plugin.privacy.inventory import Owner, UnknownUserError
 from memory_plugin.scope.namespaces import ROOT
 from memory_plugin.scoped import ScopedMemory
-from tests.console_seed import ANN, ANN_CTX, ANN_TEAM, BOB, SECRETS, Seeded
+from tests.console_seed import ANN, ANN_CTX, ANN_TEAM, BOB, SECRETS, SETTINGS, Seeded
 
 ANN_OWNER = Owner("ann", "o1")
 MINE = ("document", "note", "old_note", "entry", "bounded", "profile")
@@ -43,9 +43,10 @@ def assert_gone(backend: Backend) -> None:
         assert ScopedMemory(store).recall(ANN_CTX, SECRETS[name]) == [], name
         for item in store.search((ROOT,), query=SECRETS[name], limit=50):
             assert SECRETS[name] not in json.dumps(item.value), name
-    agent = AgentMemory(store)
+    agent = AgentMemory(store, defaults=SETTINGS)
     ctx = ANN_CTX.__class__(user_id="ann", org_id="o1", agent_id="helper")
-    assert all(SECRETS["entry"] not in e.content for e in agent.recall(ctx, SECRETS["entry"]))
+    hits = agent.recall(ctx, SECRETS["entry"])
+    assert all(SECRETS["entry"] not in hit.entry.content for hit in hits)
     assert '"note_max_chars": 4321' not in text
     for name in TEAM:
         assert SECRETS[name] in text, name  # the workspace's memory is not ann's alone

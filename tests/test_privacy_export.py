@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from memory_plugin import Backend, connect
+from memory_plugin import AgentMemory, Backend, connect
 from memory_plugin.cli import main
 from memory_plugin.plans import run
 from memory_plugin.privacy.archive import (
@@ -24,11 +24,15 @@ from memory_plugin.privacy.archive import (
     import_plan,
     parse,
 )
+from memory_plugin.privacy.commands import semantic
 from memory_plugin.privacy.erase import erase_plan
 from memory_plugin.privacy.inventory import Owner, inventory_plan
 from memory_plugin.scope.namespaces import ROOT
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped.notes import NOTE_INDEX
+from memory_plugin.settings import MemorySettings
 from tests.console_seed import ANN, ANN_CTX, BOB, MALLORY, SECRETS, Seeded
+from tests.embeddings import INDEX
 
 ANN_OWNER = Owner("ann", "o1")
 MINE = ("document", "note", "old_note", "entry", "bounded", "profile")
@@ -283,3 +287,24 @@ def test_an_archive_reads_back_as_itself(
     archive = run(backend.store, export_plan(ANN_OWNER))
     assert isinstance(archive, Archive)
     assert parse(archive.dumps()) == archive
+
+
+def test_with_a_vector_index_an_import_rebuilds_the_notes_copies(backend_url: str) -> None:
+    ctx = ANN_CTX.__class__(user_id="ann", agent_id="helper")
+    owner = Owner("ann")
+    with connect(backend_url, index=INDEX) as backend:
+        store = backend.store
+        assert semantic(store)
+        ScopedMemory(store).remember(ctx, "Ann's bike is a blue Brompton")
+        agent = AgentMemory(store, defaults=MemorySettings(agent_memory=True))
+        agent.store_entry(ctx, "bike", "Ann rides a Brompton")
+        text = run(store, export_plan(owner)).dumps()
+        assert NOTE_INDEX not in text
+        run(store, erase_plan(owner))
+        copies = (ROOT, "personal", "ann", NOTE_INDEX)
+        assert store.search(copies, query="bicycle", limit=5) == []
+        run(store, import_plan(parse(text), merge=False, semantic=True))
+        assert run(store, export_plan(owner)).dumps() == text
+        hits = store.search(copies, query="Brompton bike", limit=5)
+        assert [hit.value["text"] for hit in hits] == ["Ann's bike is a blue Brompton"]
+        assert [hit.entry.key for hit in agent.recall(ctx, "Brompton")] == ["bike"]
