@@ -308,3 +308,10 @@ def test_with_a_vector_index_an_import_rebuilds_the_notes_copies(backend_url: st
         hits = store.search(copies, query="Brompton bike", limit=5)
         assert [hit.value["text"] for hit in hits] == ["Ann's bike is a blue Brompton"]
         assert [hit.entry.key for hit in agent.recall(ctx, "Brompton")] == ["bike"]
+
+
+def test_a_document_naming_a_blank_workspace_or_user_is_refused() -> None:
+    good = {"format": FORMAT, "schema_version": 1, "user_id": "ann", "org_id": None}
+    assert "workspaces" in bad(json.dumps({**good, "workspaces": [None], "items": []}))
+    assert "workspace must not be blank" in bad(json.dumps({**good, "workspaces": [" "]}))
+    assert "the export names no user" in bad(json.dumps({**good, "user_id": None}))

@@ -232,9 +232,10 @@ def parse(text: str | bytes) -> Archive:
         raise _fail("user_id", "the export names no user")
     org = _optional_id(document.get("org_id"), "org_id", "org_id")
     spaces = document.get("workspaces")
-    if not isinstance(spaces, list):
+    if not isinstance(spaces, list) or not all(isinstance(w, str) for w in spaces):
         raise _fail("workspaces", "a list of workspace ids is expected")
-    workspaces = tuple(_optional_id(w, "workspaces", "workspace") or "" for w in spaces)
+    checked = (_optional_id(w, "workspaces", "workspace") for w in spaces)
+    workspaces = tuple(w for w in checked if w is not None)
     raw_items = document.get("items")
     if not isinstance(raw_items, list):
         raise _fail("items", "a list of items is expected")
