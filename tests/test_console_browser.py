@@ -487,6 +487,7 @@ def test_the_delete_dialog_says_what_remains_and_links_there(ann: Any, tmp_path:
     assert "bounded notes and memory entries" in remains["agent"]
     assert "conversation it came from" in remains["threads"]
     links = {link.inner_text(): link.get_attribute("href") for link in dialog.locator("a").all()}
+    assert str(links.pop("Forget this fact everywhere")).startswith("#/forget?text=")
     assert links == {
         "Open your profile": "#/profile",
         "Open Agent notes": "#/agent",

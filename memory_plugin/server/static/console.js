@@ -3,6 +3,7 @@
 
 import { TOKEN_LINK, api, clearToken, seg, setToken, takeTokenFromUrl, token } from "./api.js";
 import { renderEntries } from "./entries.js";
+import { renderForget } from "./forget.js";
 import { renderJobs } from "./jobs.js";
 import { renderProfile } from "./profile.js";
 import { renderScope } from "./scope.js";
@@ -16,6 +17,7 @@ const TABS = [
   ["profile", "What I know about you"],
   ["settings", "Settings"],
   ["jobs", "Jobs"],
+  ["forget", "Forget everywhere"],
 ];
 
 const main = document.getElementById("main");
@@ -159,6 +161,9 @@ function show() {
       break;
     case "jobs":
       renderJobs(main, me);
+      break;
+    case "forget":
+      renderForget(main, params);
       break;
     default:
       replace(main, h("div", { class: "card wide" }, notFound()));

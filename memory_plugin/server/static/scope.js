@@ -216,7 +216,8 @@ function remains(scope, note) {
         ? "The conversations it came from keep their messages, which the agent can search in those threads. "
         : "The conversation it came from keeps its messages, which the agent can search in that thread. ",
       go("#/jobs", "Open your conversations"))),
-    h("p", { class: "muted" }, "Forgetting a fact everywhere at once is not available yet: check each of these."),
+    h("p", {}, "To remove the fact from your memory everywhere at once (the conversations excepted), ",
+      go(`#/forget?text=${encodeURIComponent(note.text)}`, "Forget this fact everywhere"), "."),
   ];
 }
 

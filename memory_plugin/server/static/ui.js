@@ -55,6 +55,7 @@ const SOURCES = {
   job: "a background job",
   api: "this console or the REST API",
   code: "application code",
+  forget: "a forget you asked for (Forget everywhere)",
 };
 
 export function provenanceRows(p) {
