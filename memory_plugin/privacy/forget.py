@@ -5,8 +5,8 @@ personal notes and document lines (outside workspaces and in each workspace wher
 personal memory), their profile bullets, their bounded entries (both targets) and private
 agent entries of every agent that keeps memory of them, and the team memory of the
 workspaces they belong to. Words match case-insensitively as a phrase on word boundaries;
-where the store has a vector index, the notes recall finds by meaning are added as
-candidates (`match="meaning"`) for the user to confirm. Every place carries its provenance
+where the store has a vector index, the notes nearest in meaning (its vector search alone)
+are added as candidates (`match="meaning"`) for the user to confirm. Every place carries its provenance
 and whether the user may change it: as in the console, every member edits their workspace's
 team memory, and only a platform admin changes an agent's shared or read-only entries.
 
@@ -44,10 +44,11 @@ from memory_plugin.plans import Plan, all_items_plan, arun, run
 from memory_plugin.profile.document import SECTIONS, Profile
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.provenance import Provenance, origin
-from memory_plugin.scope import agent_scope
+from memory_plugin.scope import agent_scope, thread_scope
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.namespaces import ROOT, decode_id, encode_id
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped.recall import recall_plan as meaning_plan
 from memory_plugin.settings import MemorySettings, SettingsCache
 
 PlaceKind = Literal["note", "document", "profile", "bounded", "agent"]
@@ -291,7 +292,8 @@ class Forgetter:
         self, ctx: MemoryContext, where: Where, needle: str, pattern: re.Pattern[str]
     ) -> Plan[list[Place]]:
         """The notes and document lines of one personal or team scope that hold the text,
-        and (with a vector index) the notes recall finds by meaning."""
+        and (with a vector index) the notes nearest in meaning, found by the vector search
+        alone (no reranking model is asked)."""
         workspace = ctx.workspace_id
         notes = yield from self.scoped.list_notes_plan(ctx, None)
         found = [
@@ -309,10 +311,8 @@ class Forgetter:
         ]
         if self._indexed and notes:
             matched = {place.key for place in found}
-            try:
-                hits = yield from self.scoped.recall_plan(ctx, needle, SEMANTIC_CANDIDATES)
-            except MemoryPluginError:
-                hits = []
+            scope = thread_scope(self.scoped.member(ctx))
+            hits = yield from meaning_plan(scope, needle, SEMANTIC_CANDIDATES, signals={"semantic"})
             found += [
                 _place(
                     "note",
