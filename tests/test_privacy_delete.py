@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
+from langchain_core.messages import HumanMessage
 
-from memory_plugin import AgentMemory, Backend, connect
+from memory_plugin import AgentMemory, Backend, OfflineModel, connect, create_memory_graph
 from memory_plugin.cli import main
 from memory_plugin.plans import run
 from memory_plugin.privacy.archive import export_plan
@@ -21,7 +23,8 @@ from memory_plugin.privacy.erase import erase_plan
 from memory_plugin.privacy.inventory import Owner, UnknownUserError
 from memory_plugin.scope.namespaces import ROOT
 from memory_plugin.scoped import ScopedMemory
-from tests.console_seed import ANN, ANN_CTX, ANN_TEAM, BOB, SECRETS, SETTINGS, Seeded
+from memory_plugin.server import create_app
+from tests.console_seed import ANN, ANN_CTX, ANN_TEAM, BOB, SECRETS, SETTINGS, TOKENS, Seeded
 
 ANN_OWNER = Owner("ann", "o1")
 MINE = ("document", "note", "old_note", "entry", "bounded", "profile")
@@ -131,3 +134,41 @@ def test_cli_delete_user(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["export", "--user", "ann", "--org", "o1", "--url", url]) == 2
     with connect(url) as opened:
         assert "Wombat8812" not in stored_text(opened.store)
+
+
+async def test_async_backend_export_import_and_delete(abackend: Backend) -> None:
+    app = create_app(
+        abackend.store, tokens=TOKENS, checkpointer=abackend.checkpointer, settings=SETTINGS
+    )
+    graph = create_memory_graph(
+        OfflineModel(), store=abackend.store, checkpointer=abackend.checkpointer, settings=SETTINGS
+    )
+    config: Any = {"configurable": {"thread_id": "async-thread"}, "metadata": {"owner": "ann"}}
+    await graph.ainvoke(
+        {"messages": [HumanMessage("My cat is Gecko1187")]}, config, context=ANN_CTX
+    )
+    scoped = ScopedMemory(abackend.store)
+    first = await scoped.aremember(ANN_CTX, "Ann's locker code word is Wombat8812")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+        exported = await client.get("/api/export", headers=ANN)
+        assert exported.status_code == 200 and "Wombat8812" in exported.text
+        deleted = await client.delete("/api/users/ann?threads=true", headers=ANN)
+        assert deleted.status_code == 200, deleted.text
+        assert deleted.json()["threads"] == 1
+        assert deleted.json()["deleted"]["personal"] >= 1
+        assert (await scoped.alist_notes(ANN_CTX)) == []
+        assert (await abackend.store.asearch(("memory_plugin", "thread"))) == []
+        imported = await client.post("/api/import", headers=ANN, content=exported.text)
+        assert imported.status_code == 200, imported.text
+        again = await client.get("/api/export", headers=ANN)
+        assert again.text == exported.text
+        assert (await client.delete("/api/users/ann", headers=ANN)).status_code == 200
+        restart = await scoped.aremember(ANN_CTX, "Ann likes rafts")
+        assert restart.key == first.key.split("#")[0] + "#000001"
+        merged = await client.post("/api/import?merge=true", headers=ANN, content=exported.text)
+        assert merged.status_code == 200, merged.text
+        assert merged.json()["appended"] != []
+    bodies = [note.body for note in await scoped.alist_notes(ANN_CTX)]
+    assert len(bodies) == len(set(bodies))
+    assert {"Ann likes rafts", "Ann's locker code word is Wombat8812"} <= set(bodies)
