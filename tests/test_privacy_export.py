@@ -122,6 +122,9 @@ def test_a_workspace_adds_the_personal_memory_inside_it(backend: Backend) -> Non
     with connect("memory://") as other:
         import_into(other.store, archive.dumps())
         assert run(other.store, export_plan(ANN_OWNER, ["acme"])).dumps() == archive.dumps()
+    erased = run(backend.store, erase_plan(ANN_OWNER))  # every workspace's, unasked
+    assert erased.counts["personal"] == 1
+    assert run(backend.store, export_plan(ANN_OWNER, ["acme"])).items == ()
 
 
 def bad(text: str) -> str:
