@@ -6,9 +6,10 @@ personal memory), their profile bullets, their bounded entries (both targets) an
 agent entries of every agent that keeps memory of them, and the team memory of the
 workspaces they belong to. Words match case-insensitively as a phrase on word boundaries;
 where the store has a vector index, the notes nearest in meaning (its vector search alone)
-are added as candidates (`match="meaning"`) for the user to confirm. Every place carries its provenance
-and whether the user may change it: as in the console, every member edits their workspace's
-team memory, and only a platform admin changes an agent's shared or read-only entries.
+are added as candidates (`match="meaning"`) for the user to confirm. Every place carries its
+provenance and whether the user may change it: as in the console, every member edits their
+workspace's team memory, and only a platform admin changes an agent's shared or read-only
+entries.
 
 `Forgetter.apply` removes the places chosen (by default every editable word match): a note
 deleted (a tombstone), a document line removed in a new version (history keeps the old
