@@ -17,7 +17,8 @@ from memory_plugin import Backend, MemoryContext, OfflineModel, create_memory_gr
 from memory_plugin.agent import AgentMemory
 from memory_plugin.bounded import BoundedMemory
 from memory_plugin.errors import InvalidArgumentError, MemoryWriteError
-from memory_plugin.privacy.forget import Forgetter, Owner
+from memory_plugin.privacy.forget import Forgetter
+from memory_plugin.privacy.inventory import Owner
 from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
 from memory_plugin.scope import team_scope
 from memory_plugin.scoped import ScopedMemory

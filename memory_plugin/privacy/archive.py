@@ -31,7 +31,7 @@ from memory_plugin.plans import Plan
 from memory_plugin.privacy.inventory import (
     KIND_ORDER,
     Held,
-    Kind,
+    HeldKind,
     Owner,
     UnknownUserError,
     counts,
@@ -46,7 +46,7 @@ from memory_plugin.settings.layers import apply_changes, empty_record
 
 SCHEMA_VERSION = 1
 FORMAT = "memory_plugin.export"
-PATHS: dict[Kind, frozenset[tuple[str, ...]]] = {
+PATHS: dict[HeldKind, frozenset[tuple[str, ...]]] = {
     "personal": frozenset({("document",), (HISTORY,), (NOTES,)}),
     "profile": frozenset({(), ("changes",), ("cursors",)}),
     "agent": frozenset({("entries",)}),

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, MatchCondition
+from langgraph.store.base import BaseStore, GetOp
 
 from memory_plugin.agent import AgentMemory
 from memory_plugin.agent.entries import ENTRIES, Visibility, forget_plan, to_entry
@@ -42,12 +42,12 @@ from memory_plugin.errors import (
     MemoryWriteError,
 )
 from memory_plugin.plans import Plan, all_items_plan, arun, run
+from memory_plugin.privacy.inventory import Owner, agents_plan, workspaces_plan
 from memory_plugin.profile.document import SECTIONS, Profile
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.provenance import Provenance, origin
 from memory_plugin.scope import agent_scope, thread_scope
 from memory_plugin.scope.context import MemoryContext
-from memory_plugin.scope.namespaces import ROOT, decode_id, encode_id
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.recall import recall_plan as meaning_plan
 from memory_plugin.settings import MemorySettings, SettingsCache
@@ -60,19 +60,6 @@ SEMANTIC_CANDIDATES = 5
 PAGE = 100
 RETRIES = 5
 SHARED_ENTRY = "only a platform admin may change the agent's shared or read-only entries"
-
-
-@dataclass(frozen=True)
-class Owner:
-    """Whose memory a forget searches: the user (of `org_id`), the workspaces they belong to
-    (their team memory is searched too), agents to search besides those found keeping memory
-    of them, and whether they administer the platform (shared agent entries)."""
-
-    user_id: str
-    org_id: str | None = None
-    workspaces: tuple[str, ...] = ()
-    agents: tuple[str, ...] = ()
-    admin: bool = False
 
 
 @dataclass(frozen=True)
@@ -211,25 +198,6 @@ def _place(
     )
 
 
-def _tenant(owner: Owner) -> tuple[str, ...]:
-    return ("org", encode_id(owner.org_id, what="org_id")) if owner.org_id else ()
-
-
-def _labels_plan(prefix: tuple[str, ...], at: int, depth: int | None) -> Plan[set[str]]:
-    """The decoded labels at position `at` of every namespace under `prefix` ("*" matches any
-    one label)."""
-    found: set[str] = set()
-    offset = 0
-    while True:
-        condition = MatchCondition(match_type="prefix", path=prefix)
-        op = ListNamespacesOp((condition,), max_depth=depth, limit=PAGE, offset=offset)
-        (page,) = yield [op]
-        found |= {decode_id(ns[at]) for ns in page if len(ns) > at}
-        if len(page) < PAGE:
-            return found
-        offset += PAGE
-
-
 class Forgetter:
     """Finds and forgets a text across the memory kinds of one store (see the module)."""
 
@@ -263,12 +231,9 @@ class Forgetter:
         """The plan behind preview."""
         needle = needle_of(text)
         pattern = matcher(needle)
-        tenant, me = _tenant(owner), encode_id(owner.user_id, what="user_id")
-        personal = yield from _labels_plan(
-            (ROOT, *tenant, "ws", "*", "personal", me), len(tenant) + 2, len(tenant) + 5
-        )
+        personal = yield from workspaces_plan(owner)
         places: list[Place] = []
-        for workspace in [None, *sorted(personal | set(owner.workspaces))]:
+        for workspace in [None, *sorted({*personal, *owner.workspaces})]:
             ctx = MemoryContext(user_id=owner.user_id, org_id=owner.org_id, workspace_id=workspace)
             places += yield from self._scope_plan(ctx, "personal", needle, pattern)
         for workspace in owner.workspaces:
@@ -280,10 +245,8 @@ class Forgetter:
             )
             places += yield from self._scope_plan(ctx, "team", needle, pattern)
         places += yield from self._profile_plan(owner, pattern)
-        agents = yield from _labels_plan(
-            (ROOT, *tenant, "agent", "*", "user", me), len(tenant) + 2, None
-        )
-        for agent in sorted(agents | set(owner.agents)):
+        agents = yield from agents_plan(owner)
+        for agent in sorted({*agents, *owner.agents}):
             ctx = MemoryContext(user_id=owner.user_id, org_id=owner.org_id, agent_id=agent)
             places += yield from self._bounded_plan(ctx, pattern)
             places += yield from self._agent_plan(ctx, owner, pattern)

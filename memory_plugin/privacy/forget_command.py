@@ -94,7 +94,8 @@ def run_forget(args: argparse.Namespace) -> int:
     from memory_plugin.connection import connect
     from memory_plugin.context_management.journal import delete_thread
     from memory_plugin.plans import run
-    from memory_plugin.privacy.forget import Forgetter, Owner, needle_of, threads_plan
+    from memory_plugin.privacy.forget import Forgetter, needle_of, threads_plan
+    from memory_plugin.privacy.inventory import Owner
 
     needle = needle_of(args.text)
     owner = Owner(args.user, args.org, tuple(dict.fromkeys(args.workspace)))

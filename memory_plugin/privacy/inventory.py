@@ -21,8 +21,8 @@ from memory_plugin.plans import Plan, all_items_plan
 from memory_plugin.scope.namespaces import ROOT, decode_id, encode_id
 from memory_plugin.scoped.notes import NOTE_INDEX
 
-Kind = Literal["personal", "profile", "agent", "bounded", "settings"]
-KIND_ORDER: tuple[Kind, ...] = ("personal", "profile", "agent", "bounded", "settings")
+HeldKind = Literal["personal", "profile", "agent", "bounded", "settings"]
+KIND_ORDER: tuple[HeldKind, ...] = ("personal", "profile", "agent", "bounded", "settings")
 """The kinds of a user's memory, in the order an export lists them."""
 BOUNDED = "bounded"
 PAGE = 500
@@ -34,10 +34,16 @@ class UnknownUserError(MemoryPluginError):
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """Whose memory: a user, in an org's memory when `org_id` is given."""
+    """Whose memory: a user, in an org's memory when `org_id` is given. A forget also
+    searches the team memory of the `workspaces` the user belongs to, the `agents` named
+    besides those found keeping memory of the user, and (for a platform `admin`) may change
+    an agent's shared entries."""
 
     user_id: str
     org_id: str | None = None
+    workspaces: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    admin: bool = False
 
     def tenant(self) -> tuple[str, ...]:
         """The org labels that prefix every namespace of this owner's memory."""
@@ -58,7 +64,7 @@ class Held:
     workspace) or agent (agent and bounded entries) it belongs to, its namespace below the
     kind's root (`path`), key and value."""
 
-    kind: Kind
+    kind: HeldKind
     workspace: str | None
     agent: str | None
     path: tuple[str, ...]
@@ -66,7 +72,7 @@ class Held:
     value: dict[str, Any]
 
     def sort_key(self) -> tuple[int, str, str, tuple[str, ...], str]:
-        """Kind (KIND_ORDER), workspace, agent, path, key: the order an export lists."""
+        """HeldKind (KIND_ORDER), workspace, agent, path, key: the order an export lists."""
         return (
             KIND_ORDER.index(self.kind),
             self.workspace or "",
@@ -146,13 +152,13 @@ def agents_plan(owner: Owner) -> Plan[list[str]]:
 
 
 def _items_plan(
-    root: tuple[str, ...], kind: Kind, workspace: str | None, agent: str | None
+    root: tuple[str, ...], kind: HeldKind, workspace: str | None, agent: str | None
 ) -> Plan[list[Held]]:
     items = yield from all_items_plan(root, page=PAGE)
     held = []
     for item in items:
         path = tuple(item.namespace[len(root) :])
-        found: Kind = kind
+        found: HeldKind = kind
         if kind == "agent" and path[:1] == (BOUNDED,):
             found = "bounded"
         held.append(Held(found, workspace, agent, path, item.key, dict(item.value)))

@@ -18,7 +18,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory_plugin.privacy.forget import Forgetter, Owner, Place, Preview
+from memory_plugin.privacy.forget import Forgetter, Place, Preview
+from memory_plugin.privacy.inventory import Owner
 from memory_plugin.provenance import Provenance
 from memory_plugin.server.access import Caller, CallerDep, NotFound
 from memory_plugin.server.console import Console, ConsoleDep, provenance_json
