@@ -38,32 +38,46 @@ function message(status, body) {
   return `request failed (HTTP ${status})`;
 }
 
-// `bearer`: a token to call with instead of the signed-in one (a sign-in link's, to ask who it is).
-export async function api(path, { method = "GET", body, query, bearer } = {}) {
-  let url = path;
-  if (query) {
-    const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined && value !== null && value !== "") params.set(name, value);
+// `query`: an object of parameters; an array value repeats the parameter.
+function withQuery(path, query) {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (one !== undefined && one !== null && one !== "") params.append(name, one);
     }
-    const text = params.toString();
-    if (text) url += (url.includes("?") ? "&" : "?") + text;
   }
+  const text = params.toString();
+  return text ? path + (path.includes("?") ? "&" : "?") + text : path;
+}
+
+// `body`: sent as JSON; `text`: JSON text sent as it is (a file the user chose).
+async function call(path, { method = "GET", body, text, query, bearer } = {}) {
   const headers = { Authorization: `Bearer ${bearer ?? token() ?? ""}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const payload = text ?? (body === undefined ? undefined : JSON.stringify(body));
+  if (payload !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {
-    response = await fetch(url, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    response = await fetch(withQuery(path, query), { method, headers, body: payload });
   } catch {
     throw new ApiError(0, "The console cannot reach its server. Check that it is running.");
   }
-  const data = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, message(response.status, data));
-  return data;
+  if (!response.ok) {
+    const data = await response.json().catch(() => null);
+    throw new ApiError(response.status, message(response.status, data));
+  }
+  return response;
+}
+
+// `bearer`: a token to call with instead of the signed-in one (a sign-in link's, to ask who it is).
+export async function api(path, options = {}) {
+  const response = await call(path, options);
+  return response.json().catch(() => null);
+}
+
+// A download (GET with the bearer token) as a Blob.
+export async function apiBlob(path, options = {}) {
+  return (await call(path, options)).blob();
 }
 
 // A path segment, encoded: ids come from the URL or from the server, never trusted raw.

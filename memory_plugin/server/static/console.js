@@ -2,6 +2,7 @@
 // routes of each tab.
 
 import { TOKEN_LINK, api, clearToken, seg, setToken, takeTokenFromUrl, token } from "./api.js";
+import { renderData } from "./data.js";
 import { renderEntries } from "./entries.js";
 import { renderForget } from "./forget.js";
 import { renderJobs } from "./jobs.js";
@@ -18,6 +19,7 @@ const TABS = [
   ["settings", "Settings"],
   ["jobs", "Jobs"],
   ["forget", "Forget everywhere"],
+  ["data", "Your data"],
 ];
 
 const main = document.getElementById("main");
@@ -164,6 +166,9 @@ function show() {
       break;
     case "forget":
       renderForget(main, params);
+      break;
+    case "data":
+      renderData(main, me);
       break;
     default:
       replace(main, h("div", { class: "card wide" }, notFound()));

@@ -2,7 +2,8 @@
 
 import { api } from "./api.js";
 import {
-  busy, confirmDialog, empty, failure, h, meter, replace, skeleton, timeEl, toast, why,
+  busy, confirmDialog, empty, failure, forgetLink, h, meter, remainsElsewhere, replace, skeleton,
+  timeEl, toast, why,
 } from "./ui.js";
 
 const TARGETS = {
@@ -78,7 +79,8 @@ function boundedItem(target, entry, apply) {
     h("p", { class: "entry-text" }, entry.text),
     h("div", { class: "note-meta" },
       h("button", { class: "button small", type: "button", onclick: edit }, "Edit"),
-      h("button", { class: "button small danger-text", type: "button", onclick: remove }, "Delete")),
+      h("button", { class: "button small danger-text", type: "button", onclick: remove }, "Delete"),
+      forgetLink(entry.text)),
     why(entry.provenance));
   const edit = () => {
     const text = h("textarea", { rows: 3, value: entry.text, "aria-label": "Entry text" });
@@ -93,7 +95,7 @@ function boundedItem(target, entry, apply) {
   const remove = async (event) => {
     const button = event.currentTarget;
     const ok = await confirmDialog({ title: "Delete this entry?", body: [h("blockquote", {}, entry.text),
-      "The agent will no longer see it in new sessions."], confirm: "Delete entry" });
+      "The agent will no longer see it in new sessions.", remainsElsewhere(entry.text)], confirm: "Delete entry" });
     if (ok) await apply({ action: "remove", target, old_text: entry.text }, button);
   };
   view();
@@ -148,11 +150,13 @@ function agentItem(entry, status, refresh, off) {
             item.querySelector("textarea").focus();
           } }, "Edit"),
           h("button", { class: "button small danger-text", type: "button", disabled: Boolean(off), onclick: remove }, "Delete")]
-        : h("span", { class: "badge", title: "Shared with everyone who uses this agent; only a platform admin can change it" }, "Read only for you")),
+        : h("span", { class: "badge", title: "Shared with everyone who uses this agent; only a platform admin can change it" }, "Read only for you"),
+      forgetLink(entry.content)),
     why(entry.provenance));
   const remove = async () => {
     const ok = await confirmDialog({ title: "Delete this entry?",
-      body: [h("blockquote", {}, entry.content), "The agent will no longer recall it."], confirm: "Delete entry" });
+      body: [h("blockquote", {}, entry.content), "The agent will no longer recall it.", remainsElsewhere(entry.content)],
+      confirm: "Delete entry" });
     if (!ok) return;
     try {
       await api(`/api/entries/agent/${encodeURIComponent(entry.key)}?visibility=${entry.visibility}`, { method: "DELETE" });

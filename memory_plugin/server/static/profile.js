@@ -1,7 +1,9 @@
 // The "What I know about you" tab: the user's memory profile, its change log, and the opt-out.
 
 import { api } from "./api.js";
-import { alertBox, confirmDialog, empty, failure, h, replace, skeleton, timeEl, toast, why } from "./ui.js";
+import {
+  alertBox, confirmDialog, empty, failure, forgetLink, h, replace, skeleton, timeEl, toast, why,
+} from "./ui.js";
 
 export const WEB_SEARCH_REASON =
   "Context memory is unavailable while web search is enabled, to keep user data out of external search queries.";
@@ -13,6 +15,9 @@ export async function disableMemory() {
     body: [
       "Disabling context memory permanently deletes the memory: everything the agent has learned about you is erased and cannot be restored.",
       "The agent will stop loading and updating it in every space. You can turn it on again later; it starts empty.",
+      h("p", { "data-remains": "elsewhere" }, "Your notes and documents, and the agent's notes and entries, are kept: ",
+        h("a", { href: "#/forget" }, "Forget everywhere"), " removes a fact from all of them, and ",
+        h("a", { href: "#/data" }, "Your data"), " downloads everything."),
     ],
     confirm: "Disable and delete",
   });
@@ -100,7 +105,7 @@ function markdown(text) {
       out.append(h(heading[1].length === 1 ? "h3" : "h4", {}, heading[2]));
     } else if (bullet) {
       if (!list) out.append((list = h("ul", {})));
-      list.append(h("li", {}, bullet[1]));
+      list.append(h("li", { class: "bullet" }, h("span", { class: "bullet-text" }, bullet[1]), forgetLink(bullet[1])));
     } else if (trimmed === "_(empty)_") {
       list = null;
       out.append(h("p", { class: "muted" }, "Nothing yet"));

@@ -3,7 +3,7 @@
 
 import { api, ApiError } from "./api.js";
 import {
-  alertBox, busy, confirmDialog, dayLabel, empty, failure, h, meter, replace, skeleton,
+  alertBox, busy, confirmDialog, dayLabel, empty, failure, forgetHref, h, meter, replace, skeleton,
   timeEl, toast, when, why,
 } from "./ui.js";
 
@@ -77,7 +77,10 @@ class DocumentEditor {
         h("label", { for: "doc-text", class: "sr-only" }, `${scope.label} text`),
         this.textarea,
         this.meterSlot,
-        h("div", { class: "actions" }, this.saveButton, this.discardButton, this.whySlot)),
+        h("div", { class: "actions" }, this.saveButton, this.discardButton,
+          h("button", { class: "button", type: "button", title: "The selected text, or the line the cursor is on",
+            onclick: () => this.forgetLine() }, "Forget this line everywhere"),
+          this.whySlot)),
       this.status,
       h("h3", { class: "section-title" }, "Version history"),
       this.history);
@@ -107,6 +110,25 @@ class DocumentEditor {
           ? `Over the hard limit of ${hard.toLocaleString()} characters: saving compresses it.`
           : `Past the soft limit of ${soft.toLocaleString()} characters: consider trimming.`)
         : h("p", { class: "hint" }, `Soft limit ${soft.toLocaleString()}, hard limit ${hard.toLocaleString()} characters.`));
+  }
+
+  // Forget everywhere for the selected text, else the line the cursor is on (without its
+  // bullet or heading mark).
+  forgetLine() {
+    const area = this.textarea;
+    let text = area.value.slice(area.selectionStart, area.selectionEnd);
+    if (!text.trim()) {
+      const start = area.value.lastIndexOf("\n", Math.max(0, area.selectionStart - 1)) + 1;
+      const end = area.value.indexOf("\n", area.selectionStart);
+      text = area.value.slice(start, end === -1 ? undefined : end);
+    }
+    text = text.trim().replace(/^([-*]|#+)\s+/, "");
+    if (!text) {
+      toast("Select the text to forget, or put the cursor on its line.", "error");
+      area.focus();
+      return;
+    }
+    location.hash = forgetHref(text);
   }
 
   discard() {

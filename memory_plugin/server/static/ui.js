@@ -171,3 +171,18 @@ export function meter(used, limit, label) {
       "aria-valuenow": String(used), "aria-label": label }, fill),
     h("span", { class: "meter-text" }, `${used.toLocaleString()} / ${limit.toLocaleString()} characters`));
 }
+
+// Forget everywhere (#/forget?text=...) for one item's text.
+export const forgetHref = (text) => `#/forget?text=${encodeURIComponent(text)}`;
+
+export function forgetLink(text) {
+  return h("a", { class: "forget-link", href: forgetHref(text),
+    "aria-label": `Forget everywhere: ${text.slice(0, 60)}` }, "Forget everywhere");
+}
+
+// What a delete dialog says after the item itself: the text may remain elsewhere.
+export function remainsElsewhere(text) {
+  return h("p", { "data-remains": "elsewhere" },
+    "The same fact may remain elsewhere in your memory (your notes and documents, your profile, the agent's notes and entries). To remove it from all of them at once, ",
+    h("a", { href: forgetHref(text) }, "Forget this fact everywhere"), ".");
+}
