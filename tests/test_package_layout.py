@@ -85,3 +85,22 @@ def test_importing_the_library_loads_no_offline_module() -> None:
     lazy = "from memory_plugin import OfflineModel; print(OfflineModel.__module__)"
     out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "memory_plugin.offline.model"
+
+
+def test_the_privacy_commands_need_no_server_extra(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    code = f"""
+import sys
+import memory_plugin
+from memory_plugin import MemoryContext, ScopedMemory
+with memory_plugin.connect({url!r}) as backend:
+    ScopedMemory(backend.store).remember(MemoryContext(user_id="ann"), "Ann's dog is Rex")
+sys.modules["fastapi"] = None
+from memory_plugin.cli import main
+assert main(["forget", "--user", "ann", "Rex", "--yes", "--threads", "--url", {url!r}]) == 0
+assert main(["delete-user", "ann", "--threads", "--url", {url!r}]) == 0
+print(sorted(m for m in sys.modules if m.startswith("memory_plugin.server")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -16,6 +16,7 @@ from langgraph.store.base import BaseStore, Op, PutOp
 
 from memory_plugin.backends.claims import DropCounters
 from memory_plugin.context_management.journal import adelete_thread, delete_thread
+from memory_plugin.context_management.owners import aowned_thread_ids
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.privacy.inventory import (
     KIND_ORDER,
@@ -28,7 +29,6 @@ from memory_plugin.privacy.inventory import (
 from memory_plugin.scoped.notes import NOTES
 
 BATCH = 100
-THREADS_PAGE = 100
 
 
 @dataclass
@@ -71,19 +71,6 @@ def erase_plan(owner: Owner) -> Plan[Erased]:
     return Erased(owner, counts([h for h in held if not h.derived]))
 
 
-async def _owned(checkpointer: BaseCheckpointSaver[Any], user_id: str) -> list[str]:
-    from memory_plugin.server.owners import owned_threads
-
-    found: list[tuple[str, str]] = []
-    before: str | None = None
-    while True:
-        page = await owned_threads(checkpointer, user_id, before=before, limit=THREADS_PAGE)
-        found += page
-        if len(page) < THREADS_PAGE:
-            return [thread for thread, _ in found]
-        before = page[-1][1]
-
-
 def erase_user(
     store: BaseStore,
     owner: Owner,
@@ -92,7 +79,7 @@ def erase_user(
 ) -> Erased:
     """Delete the owner's memory; with a `checkpointer`, the threads they own too (their
     checkpoints, journals and summaries, every kept incarnation)."""
-    threads = asyncio.run(_owned(checkpointer, owner.user_id)) if checkpointer else []
+    threads = asyncio.run(aowned_thread_ids(checkpointer, owner.user_id)) if checkpointer else []
     try:
         erased = run(store, erase_plan(owner))
     except UnknownUserError:
@@ -113,7 +100,7 @@ async def aerase_user(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> Erased:
     """Async twin of erase_user."""
-    threads = await _owned(checkpointer, owner.user_id) if checkpointer else []
+    threads = await aowned_thread_ids(checkpointer, owner.user_id) if checkpointer else []
     try:
         erased = await arun(store, erase_plan(owner))
     except UnknownUserError:

@@ -12,7 +12,6 @@ from typing import Any
 
 from memory_plugin.errors import MemoryPluginError
 
-MAX_THREADS = 10_000
 THREADS_NOTE = (
     "Thread journals are conversation history, not memory: they are kept; "
     "pass --threads to delete these threads too."
@@ -81,18 +80,11 @@ def _ask(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _owned_threads(checkpointer: Any, user: str) -> list[str]:
-    """The threads the checkpointer says `user` owns."""
-    from memory_plugin.server.owners import owned_threads
-
-    found = asyncio.run(owned_threads(checkpointer, user, before=None, limit=MAX_THREADS))
-    return [thread for thread, _ in found]
-
-
 def run_forget(args: argparse.Namespace) -> int:
     """`memory-plugin forget`."""
     from memory_plugin.connection import connect
     from memory_plugin.context_management.journal import delete_thread
+    from memory_plugin.context_management.owners import aowned_thread_ids
     from memory_plugin.plans import run
     from memory_plugin.privacy.forget import Forgetter, needle_of, threads_plan
     from memory_plugin.privacy.inventory import Owner
@@ -104,7 +96,7 @@ def run_forget(args: argparse.Namespace) -> int:
         preview = forgetter.preview(owner, needle)
         threads: list[str] = []
         if backend.checkpointer is not None:
-            owned = _owned_threads(backend.checkpointer, args.user)
+            owned = asyncio.run(aowned_thread_ids(backend.checkpointer, args.user))
             threads = run(backend.store, threads_plan(owned, needle))
         places = list(preview.places)
         if not places and not threads:

@@ -11,12 +11,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from memory_plugin.context_management.nodes import asummarize_now, summarize_now
+from memory_plugin.context_management.owners import owned_threads, thread_owner
 from memory_plugin.scope.identity import OWNER_METADATA_KEY
 from memory_plugin.scope.namespaces import MAX_ID_BYTES, check_id
 from memory_plugin.server import schemas
 from memory_plugin.server.access import CallerDep, NotFound
 from memory_plugin.server.console import Console, ConsoleDep, written_by
-from memory_plugin.server.owners import owned_threads, thread_owner
 from memory_plugin.server.switches import SUMMARIZE_OFF, switch
 
 ThreadId = Annotated[str, Path(min_length=1, max_length=MAX_ID_BYTES)]

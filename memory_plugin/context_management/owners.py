@@ -9,9 +9,9 @@ nobody's. Only the root graph's checkpoints (`checkpoint_ns` "") count.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from fastapi.concurrency import run_in_threadpool
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -59,7 +59,7 @@ async def _page(
     try:
         return [saved async for saved in saver.alist(config, before=before, limit=limit)]
     except NotImplementedError:
-        return await run_in_threadpool(lambda: list(saver.list(config, before=before, limit=limit)))
+        return await asyncio.to_thread(lambda: list(saver.list(config, before=before, limit=limit)))
 
 
 async def thread_owner(saver: Saver, thread_id: str) -> str | None:
@@ -93,7 +93,7 @@ async def owned_threads(
         async with saver.lock, saver.conn.execute(SQLITE_OWNED, params) as cur:
             return [(row[0], row[1]) for row in await cur.fetchall()]
     if isinstance(saver, PostgresSaver | SqliteSaver):
-        return await run_in_threadpool(_owned_sync, saver, params)
+        return await asyncio.to_thread(_owned_sync, saver, params)
     return await _scanned(saver, owner, before, limit)
 
 
@@ -131,3 +131,15 @@ async def _scanned(
         reverse=True,
     )
     return [(thread, checkpoint) for checkpoint, thread in found[:limit]]
+
+
+async def aowned_thread_ids(saver: Saver, owner: str, *, page: int = 500) -> list[str]:
+    """Every thread `owner` owns, newest first (owned_threads page by page)."""
+    found: list[tuple[str, str]] = []
+    before: str | None = None
+    while True:
+        batch = await owned_threads(saver, owner, before=before, limit=page)
+        found += batch
+        if len(batch) < page:
+            return [thread for thread, _ in found]
+        before = batch[-1][1]
