@@ -153,6 +153,11 @@ def test_items_other_than_notes_open_forget_everywhere_with_their_text(
     ann.get_by_role("button", name="Forget this line everywhere").click()
     forget_tab_shows(ann, "Likes PDFs")
 
+    ann.click("nav#tabs a[data-tab=personal]")
+    note = ann.locator("li.note", has_text="Ann prefers the quarterly report as a PDF")
+    note.get_by_role("link", name="Forget everywhere").click()
+    forget_tab_shows(ann, "Ann prefers the quarterly report as a PDF")
+
     ann.click("nav#tabs a[data-tab=profile]")
     bullets = ann.locator(".profile-doc li.bullet")
     bullets.first.wait_for()

@@ -26,7 +26,8 @@ export function renderData(main, me) {
   replace(main,
     h("header", { class: "page-head" }, h("div", {},
       h("h1", {}, "Your data"),
-      h("p", { class: "sub" }, "Your memory is yours: take all of it out, bring an export back in, or forget a fact everywhere."))),
+      h("p", { class: "sub" }, "Your memory is yours: take all of it out, bring an export back in, or ",
+        h("a", { href: "#/forget" }, "forget a fact everywhere"), "."))),
     downloadCard(me),
     importCard(),
     me.admin.includes("platform") ? deleteCard() : null);

@@ -3,8 +3,8 @@
 
 import { api, ApiError } from "./api.js";
 import {
-  alertBox, busy, confirmDialog, dayLabel, empty, failure, forgetHref, h, meter, replace, skeleton,
-  timeEl, toast, when, why,
+  alertBox, busy, confirmDialog, dayLabel, empty, failure, forgetHref, forgetLink, h, meter, replace,
+  skeleton, timeEl, toast, when, why,
 } from "./ui.js";
 
 function url(scope, sub) {
@@ -312,7 +312,8 @@ class NotesPanel {
         score === undefined ? timeEl(note.created_at) : [dayLabel(note.day), " · ", h("span", { class: "muted" }, `match ${score.toFixed(2)}`)],
         note.consolidated ? h("span", { class: "badge", title: "Folded into the curated document by nightly consolidation" }, "Consolidated") : null,
         h("button", { class: "button small danger-text", type: "button", "aria-label": `Delete note: ${note.text.slice(0, 60)}`,
-          onclick: () => this.remove(note) }, "Delete")),
+          onclick: () => this.remove(note) }, "Delete"),
+        forgetLink(note.text)),
       why(note.provenance));
     return item;
   }
