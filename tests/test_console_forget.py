@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
+from langchain_core.messages import HumanMessage
 
-from memory_plugin import Backend, MemoryContext
+from memory_plugin import Backend, MemoryContext, OfflineModel, create_memory_graph
 from memory_plugin.agent import AgentMemory
 from memory_plugin.bounded import BoundedMemory
 from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.scope.identity import OWNER_METADATA_KEY
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server import create_app
 from memory_plugin.settings import MemorySettings
@@ -135,3 +137,38 @@ def test_an_empty_text_or_a_bad_request_is_refused_and_changes_nothing(backend: 
     )
     assert unknown.status_code == 400 and "no such place" in unknown.json()["detail"]
     assert len(ScopedMemory(backend.store).list_notes(ANN_CTX)) == 2
+
+
+def _turn(backend: Backend, thread: str, text: str, user: str) -> None:
+    graph = create_memory_graph(
+        OfflineModel(), store=backend.store, checkpointer=backend.checkpointer, settings=SETTINGS
+    )
+    config: Any = {"configurable": {"thread_id": thread}, "metadata": {OWNER_METADATA_KEY: user}}
+    context = {"user_id": user, "org_id": "o1"}
+    graph.invoke({"messages": [HumanMessage(text)]}, config, context=context)
+
+
+def test_the_callers_threads_that_mention_the_text_are_listed_and_deleted_only_when_asked(
+    backend: Backend,
+) -> None:
+    client = client_over(backend)
+    _turn(backend, "ann-biscuit", "Biscuit chewed my slippers today", "ann")
+    _turn(backend, "ann-tea", "I drink tea without sugar", "ann")
+    _turn(backend, "bob-biscuit", "Biscuit is my cat's name", "bob")
+    kept = client.post("/api/forget/preview", json={"text": "Biscuit"}, headers=ANN).json()
+    assert kept["threads"] == ["ann-biscuit"]
+    applied = client.post(f"/api/forget/{kept['preview_id']}/apply", headers=ANN, json={})
+    assert applied.json()["threads_deleted"] == []
+    config: Any = {"configurable": {"thread_id": "ann-biscuit"}}
+    assert backend.checkpointer.get_tuple(config) is not None
+
+    asked = client.post("/api/forget/preview", json={"text": "Biscuit"}, headers=ANN).json()
+    assert asked["threads"] == ["ann-biscuit"]
+    body = {"delete_threads": True}
+    deleted = client.post(f"/api/forget/{asked['preview_id']}/apply", headers=ANN, json=body)
+    assert deleted.json()["threads_deleted"] == ["ann-biscuit"]
+    assert backend.checkpointer.get_tuple(config) is None
+    for other in ("ann-tea", "bob-biscuit"):
+        assert backend.checkpointer.get_tuple({"configurable": {"thread_id": other}}) is not None
+    again = client.post("/api/forget/preview", json={"text": "Biscuit"}, headers=ANN).json()
+    assert again["threads"] == []

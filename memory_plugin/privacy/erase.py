@@ -8,6 +8,7 @@ A user with no memory here is an UnknownUserError, and nothing changes.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,18 @@ def erase_plan(owner: Owner) -> Plan[Erased]:
     return Erased(owner, counts([h for h in held if not h.derived]))
 
 
+async def adelete_threads(
+    checkpointer: BaseCheckpointSaver[Any], store: BaseStore, threads: Sequence[str]
+) -> None:
+    """Delete threads with every kept incarnation (checkpoints, journals, summaries); a saver
+    opened with `connect` has no async methods, so its sync ones run in a worker thread."""
+    for thread in threads:
+        try:
+            await adelete_thread(checkpointer, store, thread, keep_journal=False)
+        except NotImplementedError:
+            await asyncio.to_thread(delete_thread, checkpointer, store, thread, keep_journal=False)
+
+
 def erase_user(
     store: BaseStore,
     owner: Owner,
@@ -108,12 +121,6 @@ async def aerase_user(
             raise
         erased = Erased(owner, dict.fromkeys(KIND_ORDER, 0))
     if checkpointer is not None:
-        for thread in threads:
-            try:
-                await adelete_thread(checkpointer, store, thread, keep_journal=False)
-            except NotImplementedError:  # a saver opened with connect has no async methods
-                await asyncio.to_thread(
-                    delete_thread, checkpointer, store, thread, keep_journal=False
-                )
+        await adelete_threads(checkpointer, store, threads)
         erased.threads = len(threads)
     return erased

@@ -18,7 +18,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory_plugin.privacy.forget import Forgetter, Place, Preview
+from memory_plugin.context_management.owners import aowned_thread_ids
+from memory_plugin.plans import arun
+from memory_plugin.privacy.erase import adelete_threads
+from memory_plugin.privacy.forget import Forgetter, Place, Preview, threads_plan
 from memory_plugin.privacy.inventory import Owner
 from memory_plugin.provenance import Provenance
 from memory_plugin.server.access import Caller, CallerDep, NotFound
@@ -48,6 +51,11 @@ class ApplyBody(BaseModel):
         description="place ids to forget (found by meaning too); default: every place "
         "found by words that you may change",
     )
+    delete_threads: bool = Field(
+        default=False,
+        description="also delete the preview's threads (conversation history, not memory): "
+        "their checkpoints, journals and summaries",
+    )
 
 
 class PlaceAnswer(BaseModel):
@@ -74,6 +82,10 @@ class PreviewAnswer(BaseModel):
     text: str
     expires_in: int
     places: list[PlaceAnswer]
+    threads: list[str] = Field(
+        description="the caller's threads whose journal mentions the text: conversation "
+        "history, kept unless apply asks for delete_threads"
+    )
 
 
 class OutcomeAnswer(BaseModel):
@@ -91,11 +103,13 @@ class Applied(BaseModel):
     removed: int
     summary: str
     outcomes: list[OutcomeAnswer]
+    threads_deleted: list[str]
 
 
 @dataclass
 class _Held:
     preview: Preview
+    threads: list[str]
     until: float
 
 
@@ -148,6 +162,10 @@ async def preview(
     """Every place the caller's memory holds the text, with provenance and whether the caller
     may change it; changes nothing. An empty text is refused (400)."""
     found = await _forgetter(console).apreview(_owner(caller), body.text)
+    threads: list[str] = []
+    if console.checkpointer is not None:
+        owned = await aowned_thread_ids(console.checkpointer, caller.user_id)
+        threads = await arun(console.store, threads_plan(owned, found.text))
     held = _previews(request)
     mine = sorted(
         (key for key in held if key[0] == caller.user_id), key=lambda key: held[key].until
@@ -155,12 +173,14 @@ async def preview(
     for key in mine[: max(0, len(mine) - MAX_PREVIEWS + 1)]:
         del held[key]
     preview_id = secrets.token_urlsafe(12)
-    held[(caller.user_id, preview_id)] = _Held(found, time.monotonic() + PREVIEW_SECONDS)
+    until = time.monotonic() + PREVIEW_SECONDS
+    held[(caller.user_id, preview_id)] = _Held(found, threads, until)
     return {
         "preview_id": preview_id,
         "text": found.text,
         "expires_in": PREVIEW_SECONDS,
         "places": [place_json(place) for place in found.places],
+        "threads": threads,
     }
 
 
@@ -182,6 +202,10 @@ async def apply(
     ids = body.places if body is not None else None
     done = await _forgetter(console).aapply(found.preview, ids)
     held.pop((caller.user_id, preview_id), None)
+    deleted: list[str] = []
+    if body is not None and body.delete_threads and console.checkpointer is not None:
+        await adelete_threads(console.checkpointer, console.store, found.threads)
+        deleted = found.threads
     return {
         "removed": done.removed,
         "summary": done.summary(),
@@ -194,4 +218,5 @@ async def apply(
             }
             for outcome in done.outcomes
         ],
+        "threads_deleted": deleted,
     }
