@@ -38,6 +38,8 @@ from memory_plugin.privacy.inventory import (
     inventory_plan,
     namespace_of,
 )
+from memory_plugin.profile.document import SECTIONS, ProfileFormatError
+from memory_plugin.profile.document import parse as parse_profile
 from memory_plugin.safety import screen
 from memory_plugin.scope.namespaces import check_id
 from memory_plugin.scoped.documents import HISTORY
@@ -179,11 +181,17 @@ def _texts(value: Any) -> Iterator[str]:
 
 
 def _profile_texts(value: Mapping[str, Any]) -> Iterator[str]:
-    """What the profile's writes screen: its bullets, and each change's before and after (the
-    section headings and front matter are the profile's own template)."""
+    """What a profile item says: the bullets of a memory.md, which must be the canonical
+    document the profile writes (its frontmatter and headings are the template, so a stray
+    line is refused, not passed over), and each change's before and after."""
     text = value.get("text")
     if isinstance(text, str):
-        yield from (line for line in text.split("\n") if line.startswith("- "))
+        try:
+            profile = parse_profile(text)
+        except ProfileFormatError as exc:
+            raise MemoryWriteError(f"not a memory.md the profile writes: {exc}") from None
+        for section in SECTIONS:
+            yield from profile.bullets(section)
     for op in value.get("operations") or []:
         if isinstance(op, dict):
             yield from (op[k] for k in ("before", "after") if isinstance(op.get(k), str))
@@ -203,11 +211,12 @@ def _check(held: Held, n: int) -> None:
         except MemoryPluginError as exc:
             raise _fail(what, str(exc)) from None
         return
-    for text in _profile_texts(held.value) if held.kind == "profile" else _texts(held.value):
-        try:
+    texts = _profile_texts(held.value) if held.kind == "profile" else _texts(held.value)
+    try:
+        for text in texts:
             screen(text, "its text", lines=True)
-        except MemoryWriteError as exc:
-            raise _fail(what, str(exc)) from None
+    except MemoryWriteError as exc:
+        raise _fail(what, str(exc)) from None
 
 
 def parse(text: str | bytes) -> Archive:
