@@ -339,3 +339,22 @@ def test_a_profile_line_outside_the_template_is_refused_not_passed_over(
     items[at] = {**items[at], "value": {**items[at]["value"], "text": bullet}}
     message = bad(json.dumps({**good, "items": items}))
     assert message.startswith(f"items[{at}] (profile "), message
+
+
+def test_rest_import_stays_in_the_callers_org_and_workspaces(
+    seeded: tuple[TestClient, Seeded], backend: Backend
+) -> None:
+    client, _ = seeded
+    good = json.loads(export_json(backend.store))
+    before = everything(backend.store)
+    other_org = json.dumps({**good, "org_id": "o2"})
+    refused = client.post("/api/import?merge=true", headers=ANN, content=other_org)
+    assert refused.status_code == 403
+    assert "your own org" in refused.json()["detail"]
+    elsewhere = json.dumps({**good, "user_id": "bob", "workspaces": ["mallory-lab"], "items": []})
+    refused = client.post("/api/import", headers=BOB, content=elsewhere)
+    assert refused.status_code == 403
+    assert "not a member of workspace 'mallory-lab'" in refused.json()["detail"]
+    assert everything(backend.store) == before
+    own = json.dumps({**good, "user_id": "bob", "workspaces": ["acme"], "items": []})
+    assert client.post("/api/import", headers=BOB, content=own).status_code == 200

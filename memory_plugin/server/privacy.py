@@ -58,14 +58,19 @@ async def import_memory(
     console: ConsoleDep,
     merge: bool = False,
 ) -> dict[str, Any]:
-    """Load an export document (the request body) into this store: the caller's own (another
-    user's for a platform admin: 403 otherwise). 400, naming what is wrong, for a body that
+    """Load an export document (the request body) into this store: the caller's own, in
+    workspaces they belong to (another user's of the caller's org, or other workspaces, for a
+    platform admin; 403 otherwise). 400, naming what is wrong, for a body that
     is not JSON or not an export, an unknown schema_version, an item the safety screen
     refuses, or a user who already has memory without `merge`; nothing is written then."""
     archive = parse(await request.body())
-    mine = archive.owner == Owner(caller.user_id, caller.org_id)
-    if not mine and not caller.platform_admin:
+    if archive.owner.org_id != caller.org_id:
+        raise forbidden("an import must be of a user of your own org")
+    if archive.owner.user_id != caller.user_id and not caller.platform_admin:
         raise forbidden(ADMIN_ONLY.format("import"))
+    outside = sorted(set(archive.workspaces) - set(caller.workspaces or ()))
+    if outside and not caller.platform_admin:
+        raise forbidden(f"you are not a member of workspace {outside[0]!r}")
     plan = import_plan(archive, merge=merge, semantic=semantic(console.store))
     report = await arun(console.store, plan)
     return report.to_json()
