@@ -61,6 +61,7 @@ def test_preview_then_apply_forgets_the_callers_memory_only(backend: Backend) ->
     assert places == {
         ("note", "personal", True),
         ("document", "personal", True),
+        ("history", "personal", True),
         ("note", "team", True),
         ("bounded", "bounded", True),
         ("agent", "agent_private", True),
@@ -81,7 +82,7 @@ def test_preview_then_apply_forgets_the_callers_memory_only(backend: Backend) ->
 
     applied = client.post(f"/api/forget/{preview['preview_id']}/apply", headers=ANN)
     assert applied.status_code == 200, applied.text
-    assert applied.json()["removed"] == 5
+    assert applied.json()["removed"] == 6
     assert all(o["done"] for o in applied.json()["outcomes"])
     again = client.post(f"/api/forget/{preview['preview_id']}/apply", headers=ANN)
     assert again.status_code == 404

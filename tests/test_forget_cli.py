@@ -64,13 +64,14 @@ def test_forget_lists_asks_and_forgets(
 ) -> None:
     code, out, _ = forget(monkeypatch, capsys, "--user", "ann", "Rex", "--url", url, stdin="n\n")
     assert code == 1
-    assert 'ann\'s memory holds "Rex" in 3 place(s):' in out
+    assert 'ann\'s memory holds "Rex" in 4 place(s):' in out
+    assert "profile: the profile's change log (1 mention)" in out
     assert "personal memory of workspace acme: note " in out
     assert '"The user\'s dog is called Rex."  (tool, tool remember, thread first, by ann, ' in out
     assert 'profile: bullet in Identity\n     "Dog is called Rex."  (node, job profile' in out
     assert "Threads whose journal mentions it: first\n" in out
     assert "Thread journals are conversation history, not memory" in out
-    assert "Forget 3 place(s)? [y/N] Nothing was changed." in out
+    assert "Forget 4 place(s)? [y/N] Nothing was changed." in out
     with connect(url) as backend:
         assert len(ScopedMemory(backend.store).list_notes(ANN)) == 3
 
@@ -88,7 +89,7 @@ def test_forget_lists_asks_and_forgets(
     )
     assert code == 0
     assert "team memory of workspace acme: note " in out
-    assert out.endswith("Forget 4 place(s)? [y/N] Forgot 4 place(s).\n")
+    assert out.endswith("Forget 5 place(s)? [y/N] Forgot 5 place(s).\n")
     with connect(url) as backend:
         notes = ScopedMemory(backend.store).list_notes(ANN)
         assert [n.body for n in notes] == ["The offsite is in Lisbon."]
@@ -106,7 +107,7 @@ def test_forget_yes_does_not_ask_and_threads_deletes_the_threads(
     assert (code, out.count("[y/N]")) == (0, 0)
     assert out.endswith(
         "Thread journals are conversation history, not memory: they are kept; "
-        "pass --threads to delete these threads too.\nForgot 3 place(s).\n"
+        "pass --threads to delete these threads too.\nForgot 4 place(s).\n"
     )
     code, out, _ = forget(
         monkeypatch, capsys, "--user", "ann", "Rex", "--threads", "--url", url, stdin="y\n"

@@ -68,14 +68,17 @@ def test_a_fact_is_found_in_every_kind_and_forgotten_everywhere(backend: Backend
         ("agent", "agent_private", "-", True),
         ("agent", "agent_shared", "-", False),
         ("bounded", "bounded", "-", True),
+        ("changes", "profile", "-", True),
         ("document", "personal", "acme", True),
+        ("history", "personal", "acme", True),
         ("note", "personal", "-", True),
         ("note", "personal", "acme", True),
         ("note", "team", "acme", True),
         ("profile", "profile", "-", True),
     ]
     assert all(p.match == "words" for p in preview.places)
-    assert all(p.provenance is not None for p in preview.places if p.kind != "document")
+    unattributed = ("document", "history", "changes")
+    assert all(p.provenance is not None for p in preview.places if p.kind not in unattributed)
     shared = next(p for p in preview.places if p.where == "agent_shared")
     assert "platform admin" in str(shared.reason)
     note = next(p for p in preview.places if p.kind == "note" and p.where == "team")
@@ -87,7 +90,7 @@ def test_a_fact_is_found_in_every_kind_and_forgotten_everywhere(backend: Backend
         forgetter.apply(preview, [shared.id])
 
     done = forgetter.apply(preview)
-    assert done.removed == 7 and done.summary() == "Forgot 7 place(s)."
+    assert done.removed == 9 and done.summary() == "Forgot 9 place(s)."
     assert forgetter.preview(owner, "rex").places == (shared,)
 
     scoped = ScopedMemory(backend.store, settings=SETTINGS)
@@ -101,12 +104,15 @@ def test_a_fact_is_found_in_every_kind_and_forgotten_everywhere(backend: Backend
     assert document is not None and document.text == "# Memory\n- Prefers tea."
     assert document.provenance is not None
     assert (document.provenance.source, document.provenance.actor) == ("forget", "ann")
-    assert "Rex" in scoped.history(ANN)[1].text  # history keeps the version before
+    versions = scoped.history(ANN)
+    assert len(versions) == 2 and not any("Rex" in v.text for v in versions)
     profile = ProfileMemory(backend.store, settings=SETTINGS)
     kept = profile.read(ANN_HOME)
     assert kept is not None and kept.bullets("Identity") == ("Name is Ann.",)
     (change, *_) = profile.changes(ANN_HOME)
-    assert [(op.op, op.before) for op in change.operations] == [("DELETE", "Dog is called Rex.")]
+    assert [(op.op, op.before) for op in change.operations] == [("DELETE", "[forgotten]")]
+    logged = [op.before or op.after or "" for c in profile.changes(ANN_HOME) for op in c.operations]
+    assert not any("Rex" in text for text in logged)
     assert change.provenance is not None and change.provenance.source == "forget"
     views = BoundedMemory(backend.store, settings=SETTINGS).read(HELPER)
     assert (views["user"].entries, views["memory"].entries) == ([], ["Ann deploys on Fridays"])
@@ -115,9 +121,8 @@ def test_a_fact_is_found_in_every_kind_and_forgotten_everywhere(backend: Backend
 
     again = forgetter.apply(preview)
     assert again.removed == 0
-    assert {o.detail for o in again.outcomes if o.place.kind in ("document", "profile")} == {
-        "already gone"
-    }
+    rewritten = ("document", "profile", "history", "changes")
+    assert {o.detail for o in again.outcomes if o.place.kind in rewritten} == {"already gone"}
 
 
 def test_a_platform_admin_may_forget_a_shared_agent_entry(backend: Backend) -> None:
@@ -149,7 +154,7 @@ def test_an_empty_text_is_refused_and_changes_nothing(backend: Backend, text: st
     forgetter = Forgetter.over(backend.store, SETTINGS)
     with pytest.raises(MemoryWriteError, match="empty"):
         forgetter.preview(Owner("ann"), text)
-    assert len(forgetter.preview(Owner("ann"), "Rex").places) == 7
+    assert len(forgetter.preview(Owner("ann"), "Rex").places) == 9
 
 
 def test_words_match_whole_words_and_phrases_case_insensitively() -> None:
@@ -187,8 +192,10 @@ async def test_preview_and_apply_under_async(abackend: Backend) -> None:
     await scoped.awrite_document(ANN, "# Memory\n- The dog is called Rex.\n- Likes tea.")
     forgetter = Forgetter.over(abackend.store)
     preview = await forgetter.apreview(Owner("ann"), "rex")
-    assert sorted(p.kind for p in preview.places) == ["document", "note"]
-    assert (await forgetter.aapply(preview)).removed == 2
+    assert sorted(p.kind for p in preview.places) == ["document", "history", "note"]
+    assert (await forgetter.aapply(preview)).removed == 3
+    versions = await scoped.ahistory(ANN)
+    assert len(versions) == 2 and not any("Rex" in version.text for version in versions)
     assert await scoped.alist_notes(ANN) == []
     document = await scoped.aread_document(ANN)
     assert document is not None and document.text == "# Memory\n- Likes tea."
@@ -215,7 +222,7 @@ def test_the_nightly_job_does_not_bring_a_forgotten_fact_back(backend: Backend) 
     assert document is not None and "Rex" in document.text
     forgetter = Forgetter.over(backend.store)
     kinds = sorted(p.kind for p in forgetter.preview(Owner("ann"), "Rex").places)
-    assert kinds == ["document", "note", "profile"]
+    assert kinds == ["changes", "document", "history", "note", "profile"]
     forgetter.apply(forgetter.preview(Owner("ann"), "Rex"))
     say(graph, "remember that the train leaves at nine", "t1")
     consolidate(backend.store, OfflineModel(), now=later + timedelta(days=9))
@@ -261,7 +268,7 @@ def test_after_a_forget_a_new_thread_neither_answers_nor_sees_the_fact(backend: 
     assert "Rex" in model.systems[-1]
     forgetter = Forgetter.over(backend.store)
     preview = forgetter.preview(Owner("ann"), "Rex")
-    assert {p.kind for p in preview.places} == {"note", "profile"}
+    assert {p.kind for p in preview.places} == {"note", "profile", "changes"}
     forgetter.apply(preview)
     model.systems.clear()
     answer = say(graph, "What is my dog called?", "third")

@@ -12,9 +12,11 @@ workspace's team memory, and only a platform admin changes an agent's shared or 
 entries.
 
 `Forgetter.apply` removes the places chosen (by default every editable word match): a note
-deleted (a tombstone), a document line removed in a new version (history keeps the old
-ones), a profile bullet removed through the profile's compare-and-swap write and change log,
-a bounded entry removed, an agent entry removed; every change is made under
+deleted (a tombstone), a document line removed in a new version, the lines holding the text
+dropped from every saved version (`history`, so a restore cannot bring it back), a profile
+bullet removed through the profile's compare-and-swap write and change log, whose texts
+holding it become FORGOTTEN (`changes`), a bounded entry removed, an agent entry removed;
+every change is made under
 `provenance.origin(source="forget", actor=user_id)`. No model is asked: the edits are
 deterministic. Places are found again by their text when applied, so a place already gone is
 reported as such, never an error.
@@ -26,9 +28,9 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from langgraph.store.base import BaseStore, GetOp
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp
 
 from memory_plugin.agent import AgentMemory
 from memory_plugin.agent.entries import ENTRIES, Visibility, forget_plan, to_entry
@@ -44,21 +46,23 @@ from memory_plugin.errors import (
 from memory_plugin.plans import Plan, all_items_plan, arun, run
 from memory_plugin.privacy.inventory import Owner, agents_plan, workspaces_plan
 from memory_plugin.profile.document import SECTIONS, Profile
-from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.profile.memory import CHANGES, ProfileMemory
 from memory_plugin.provenance import Provenance, origin
-from memory_plugin.scope import agent_scope, thread_scope
+from memory_plugin.scope import agent_scope, profile_scope, thread_scope
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.scoped.documents import HISTORY, Document, to_document
 from memory_plugin.scoped.recall import recall_plan as meaning_plan
 from memory_plugin.settings import MemorySettings, SettingsCache
 
-PlaceKind = Literal["note", "document", "profile", "bounded", "agent"]
+PlaceKind = Literal["note", "document", "history", "profile", "changes", "bounded", "agent"]
 Where = Literal["personal", "team", "profile", "bounded", "agent_private", "agent_shared"]
 Match = Literal["words", "meaning"]
 MAX_TEXT = 500
 SEMANTIC_CANDIDATES = 5
 PAGE = 100
 RETRIES = 5
+FORGOTTEN = "[forgotten]"
 SHARED_ENTRY = "only a platform admin may change the agent's shared or read-only entries"
 
 
@@ -98,7 +102,9 @@ class Place:
         what = {
             "note": f"note {self.key}",
             "document": "document line",
+            "history": f"earlier versions of the document ({self.key})",
             "profile": f"bullet in {self.key}",
+            "changes": f"the profile's change log ({self.key})",
             "bounded": f"{self.key} entry",
             "agent": f"entry {self.key}",
         }[self.kind]
@@ -172,6 +178,40 @@ def matcher(needle: str) -> re.Pattern[str]:
     """Case-insensitive match of the words of `needle` as a phrase, on word boundaries."""
     words = r"\s+".join(re.escape(word) for word in needle.split())
     return re.compile(rf"(?<!\w){words}(?!\w)", re.IGNORECASE)
+
+
+def _context(owner: Owner, place: Place | None = None) -> MemoryContext:
+    """The owner's context at a place (their profile's without one)."""
+    if place is None:
+        return MemoryContext(user_id=owner.user_id, org_id=owner.org_id)
+    return MemoryContext(
+        user_id=owner.user_id,
+        org_id=owner.org_id,
+        workspace_id=place.workspace,
+        thread_visibility="shared" if place.where == "team" else "private",
+    )
+
+
+def _without(item: Item, pattern: re.Pattern[str]) -> str:
+    """A saved version's text without the lines that hold the text."""
+    return "\n".join(line for line in item.value["text"].split("\n") if not pattern.search(line))
+
+
+def _scrubbed(operation: Any, pattern: re.Pattern[str]) -> Any:
+    """A change-log operation with each before or after holding the text as FORGOTTEN."""
+    if not isinstance(operation, dict):
+        return operation
+    return {
+        key: FORGOTTEN
+        if key in ("before", "after") and isinstance(value, str) and pattern.search(value)
+        else value
+        for key, value in operation.items()
+    }
+
+
+def _rewritten(place: Place, count: int, what: str) -> Outcome:
+    """The outcome of rewriting `count` records at a place (none: already gone)."""
+    return Outcome(place, bool(count), f"{count} {what} rewritten" if count else "already gone")
 
 
 def _place_id(*parts: str | None) -> str:
@@ -306,6 +346,61 @@ class Forgetter:
                 )
                 for line in lines
             ]
+        found += yield from self._history_places_plan(ctx, where, pattern)
+        return found
+
+    def _history_places_plan(
+        self, ctx: MemoryContext, where: Where, pattern: re.Pattern[str]
+    ) -> Plan[list[Place]]:
+        """The scope's saved document versions holding the text, as one place (a restore
+        would bring it back)."""
+        held = yield from self._history_plan(ctx, pattern, scrub=False)
+        if not held:
+            return []
+        first = next(line.strip() for line in held[0].text.split("\n") if pattern.search(line))
+        versions = f"{len(held)} version{'s' if len(held) > 1 else ''}"
+        place = _place("history", where, first, "words", workspace=ctx.workspace_id, key=versions)
+        return [place]
+
+    def _history_plan(
+        self, ctx: MemoryContext, pattern: re.Pattern[str], *, scrub: bool
+    ) -> Plan[list[Document]]:
+        """The saved versions of the scope's document holding the text; with `scrub`, each
+        rewritten without the lines that hold it."""
+        namespace = thread_scope(self.scoped.member(ctx)).child(HISTORY)
+        items = yield from all_items_plan(namespace, page=PAGE)
+        held = [item for item in items if pattern.search(str(item.value.get("text", "")))]
+        if scrub and held:
+            yield [
+                PutOp(namespace, item.key, {**item.value, "text": _without(item, pattern)})
+                for item in held
+            ]
+        return [document for item in held if (document := to_document(item)) is not None]
+
+    def _changes_plan(
+        self, owner: Owner, pattern: re.Pattern[str], *, scrub: bool
+    ) -> Plan[list[str]]:
+        """The befores and afters of the profile's change log that hold the text; with
+        `scrub`, each becomes FORGOTTEN."""
+        namespace = (*profile_scope(_context(owner)).namespace, CHANGES)
+        items = yield from all_items_plan(namespace, page=PAGE)
+        found: list[str] = []
+        puts: list[Op] = []
+        for item in items:
+            operations = item.value.get("operations") or []
+            texts = [
+                op[key]
+                for op in operations
+                if isinstance(op, dict)
+                for key in ("before", "after")
+                if isinstance(op.get(key), str) and pattern.search(op[key])
+            ]
+            if texts:
+                found += texts
+                value = {**item.value, "operations": [_scrubbed(op, pattern) for op in operations]}
+                puts.append(PutOp(namespace, item.key, value, index=False))
+        if scrub and puts:
+            yield puts
         return found
 
     def _profile_plan(self, owner: Owner, pattern: re.Pattern[str]) -> Plan[list[Place]]:
@@ -329,6 +424,10 @@ class Forgetter:
                     places.append(
                         _place("profile", "profile", bullet, "words", provenance=made, key=section)
                     )
+        logged = yield from self._changes_plan(owner, pattern, scrub=False)
+        if logged:
+            count = f"{len(logged)} mention{'s' if len(logged) > 1 else ''}"
+            places.append(_place("changes", "profile", logged[0], "words", key=count))
         return places
 
     def _bounded_plan(self, ctx: MemoryContext, pattern: re.Pattern[str]) -> Plan[list[Place]]:
@@ -399,11 +498,14 @@ class Forgetter:
         outcomes: list[Outcome] = []
         documents: dict[tuple[Where, str | None], list[Place]] = {}
         bullets: list[Place] = []
+        later: list[Place] = []
         for place in chosen:
             if place.kind == "document":
                 documents.setdefault((place.where, place.workspace), []).append(place)
             elif place.kind == "profile":
                 bullets.append(place)
+            elif place.kind in ("history", "changes"):
+                later.append(place)
             else:
                 outcomes.append((yield from self._one_plan(owner, place)))
         for (where, workspace), lines in documents.items():
@@ -416,6 +518,17 @@ class Forgetter:
             outcomes += yield from self._lines_plan(ctx, lines)
         if bullets:
             outcomes += yield from self._bullets_plan(owner, bullets)
+        pattern = matcher(preview.text)
+        for place in later:
+            if place.kind == "history":
+                scrubbed = yield from self._history_plan(
+                    _context(owner, place), pattern, scrub=True
+                )
+                outcomes.append(_rewritten(place, len(scrubbed), "versions"))
+        log = [place for place in later if place.kind == "changes"]
+        if bullets or log:
+            logged = yield from self._changes_plan(owner, pattern, scrub=True)
+            outcomes += [_rewritten(place, len(logged), "mentions") for place in log]
         return Forgotten(tuple(outcomes))
 
     def _one_plan(self, owner: Owner, place: Place) -> Plan[Outcome]:

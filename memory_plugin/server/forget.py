@@ -62,7 +62,7 @@ class PlaceAnswer(BaseModel):
     """One place that holds the text."""
 
     id: str
-    kind: Literal["note", "document", "profile", "bounded", "agent"]
+    kind: Literal["note", "document", "history", "profile", "changes", "bounded", "agent"]
     where: Literal["personal", "team", "profile", "bounded", "agent_private", "agent_shared"]
     label: str
     text: str
