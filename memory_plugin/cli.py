@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from memory_plugin.errors import MemoryPluginError
+from memory_plugin.mcp_gateway.command import add_mcp_command
 from memory_plugin.privacy.commands import add_commands as add_privacy_commands
 from memory_plugin.privacy.forget_command import add_forget_command
 
@@ -409,6 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.set_defaults(run=_demo)
     add_forget_command(commands)
     add_privacy_commands(commands)
+    add_mcp_command(commands)
     serve = commands.add_parser(
         "serve",
         help="the operator console (web page and REST API) on http://127.0.0.1:8765/",

@@ -1,0 +1,75 @@
+"""Who an MCP session is: fixed by the command line (stdio) or by the bearer token of each
+HTTP request, never by a tool's arguments; and the rule for an anonymous session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+
+from memory_plugin.errors import MemoryPluginError
+from memory_plugin.scope.context import MemoryContext
+from memory_plugin.server.access import DEFAULT_AGENT, Caller
+
+Identity = Callable[[], MemoryContext]
+"""The MemoryContext of the request being served."""
+
+ANONYMOUS = (
+    "this MCP session has no user (start it with --user): there is no per-user isolation "
+    "on an anonymous surface, so a private agent memory entry is stored shared"
+)
+
+
+def fixed(ctx: MemoryContext) -> Identity:
+    """Every request is `ctx` (stdio: one local user, or nobody)."""
+    return lambda: ctx
+
+
+def context_of(user: Mapping[str, Any]) -> MemoryContext:
+    """The MemoryContext of a token's user (the console's token table format): the user, their
+    org and agent (default: the console's default agent), and their workspace (the pinned
+    `workspace_id`, else their first workspace)."""
+    caller = Caller.of(user)
+    return MemoryContext(
+        user_id=caller.user_id,
+        org_id=caller.org_id,
+        workspace_id=caller.workspaces[0] if caller.workspaces else None,
+        agent_id=caller.agent_id or DEFAULT_AGENT,
+    )
+
+
+class TableVerifier:
+    """The SDK's TokenVerifier over the console's token table: a known token's user rides
+    in the AccessToken's claims; an unknown one is refused (401)."""
+
+    def __init__(self, table: Mapping[str, Mapping[str, Any]]) -> None:
+        self.table = dict(table)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The access token of a known bearer token, None otherwise."""
+        user = self.table.get(token)
+        if user is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=str(user["identity"]),
+            scopes=[],
+            subject=str(user["identity"]),
+            claims={"user": dict(user)},
+        )
+
+
+def from_token() -> MemoryContext:
+    """The MemoryContext of the current HTTP request's bearer token."""
+    access = get_access_token()
+    user = (access.claims or {}).get("user") if access is not None else None
+    if not isinstance(user, Mapping):
+        raise MemoryPluginError("this request is not authenticated")
+    return context_of(user)
+
+
+def anonymous(ctx: MemoryContext) -> bool:
+    """Whether the session names no user."""
+    return not ctx.user_id
