@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,3 +183,34 @@ print(sorted(m for m in sys.modules if m.startswith(("mcp.", "memory_plugin.mcp_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "the mcp command needs the mcp extra" in out.stderr, out.stderr
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def operator_check(text: str, visibility: str) -> str | None:
+    return "names a competitor" if "Globex" in text else None
+
+
+async def test_the_operators_screen_runs_on_every_write(abackend: Backend) -> None:
+    services = gateway_services(ON, store=abackend.store, screen=operator_check)
+    server = build_server(services, abackend.store, fixed(ANN))
+    async with create_connected_server_and_client_session(server) as ann:
+        error, text = await call(ann, "remember", text="Ann compares us with Globex")
+    assert error and "names a competitor" in text
+
+
+def test_the_command_passes_its_options_to_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_plugin.cli import main
+    from memory_plugin.mcp_gateway import server
+
+    served: list[Any] = []
+
+    async def serve_stdio(url: str, ctx: MemoryContext, **options: Any) -> None:
+        served.append((url, ctx, options["screen"]))
+
+    monkeypatch.setattr(server, "serve_stdio", serve_stdio)
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    argv = ["mcp", "--url", "memory://", "--user", "ann", "--agent", "helper"]
+    assert main([*argv, "--screen", "test_mcp_gateway:operator_check"]) == 0
+    url, ctx, check = served[0]
+    assert url == "memory://" and check is not None and check("Globex", "private")
+    assert ctx == MemoryContext(user_id="ann", workspace_id="personal", agent_id="helper")
+    assert main(["mcp", "--http", "--user", "ann"]) == 2

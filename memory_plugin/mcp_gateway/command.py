@@ -36,6 +36,12 @@ def add_mcp_command(commands: Any) -> None:
     mcp.add_argument(
         "--tokens", help="--http: the console's JSON token file (default: $MEMORY_AUTH_TOKENS)"
     )
+    mcp.add_argument(
+        "--screen",
+        metavar="MODULE:FUNCTION",
+        help="an extra safety check every memory write runs after the built-in rules: "
+        "check(text, visibility) returns a reason to refuse, or None (see docs/safety.md)",
+    )
     mcp.set_defaults(run=run_mcp)
 
 
@@ -54,7 +60,10 @@ def run_mcp(args: argparse.Namespace) -> int:
         if not (args.tokens or os.environ.get(TOKENS_ENV)):
             raise MemoryPluginError(f"--http needs --tokens or ${TOKENS_ENV} (a JSON token file)")
         tokens = load_tokens(args.tokens)
-        asyncio.run(server.serve_http(args.url, tokens, host=args.host, port=args.port))
+        serving = server.serve_http(
+            args.url, tokens, host=args.host, port=args.port, screen=args.screen
+        )
+        asyncio.run(serving)
         return 0
     ctx = MemoryContext(
         user_id=args.user,
@@ -62,5 +71,5 @@ def run_mcp(args: argparse.Namespace) -> int:
         org_id=args.org,
         agent_id=args.agent,
     )
-    asyncio.run(server.serve_stdio(args.url, ctx, log=sys.stderr))
+    asyncio.run(server.serve_stdio(args.url, ctx, screen=args.screen, log=sys.stderr))
     return 0
