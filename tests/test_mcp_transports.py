@@ -90,12 +90,14 @@ def http_server(url: str, tmp_path: Path) -> Iterator[str]:
     tokens.write_text(json.dumps(TOKENS))
     port = free_port()
     args = [*COMMAND, "--http", "--port", str(port), "--tokens", str(tokens), "--url", url]
-    process = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = tmp_path / "server.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(args, env=ENV, stdout=sink, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 60
         while True:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert process.poll() is None, log.read_text()
             try:
                 httpx.get(base, timeout=1)
                 break
