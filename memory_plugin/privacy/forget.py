@@ -47,7 +47,7 @@ from memory_plugin.plans import Plan, all_items_plan, arun, run
 from memory_plugin.privacy.inventory import Owner, agents_plan, workspaces_plan
 from memory_plugin.profile.document import SECTIONS, Profile
 from memory_plugin.profile.memory import CHANGES, ProfileMemory
-from memory_plugin.provenance import Provenance, origin
+from memory_plugin.provenance import Provenance, origin, provenance_of
 from memory_plugin.scope import agent_scope, profile_scope, thread_scope
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scoped import ScopedMemory
@@ -359,7 +359,16 @@ class Forgetter:
             return []
         first = next(line.strip() for line in held[0].text.split("\n") if pattern.search(line))
         versions = f"{len(held)} version{'s' if len(held) > 1 else ''}"
-        place = _place("history", where, first, "words", workspace=ctx.workspace_id, key=versions)
+        made = held[0].provenance
+        place = _place(
+            "history",
+            where,
+            first,
+            "words",
+            provenance=made,
+            workspace=ctx.workspace_id,
+            key=versions,
+        )
         return [place]
 
     def _history_plan(
@@ -379,12 +388,12 @@ class Forgetter:
 
     def _changes_plan(
         self, owner: Owner, pattern: re.Pattern[str], *, scrub: bool
-    ) -> Plan[list[str]]:
-        """The befores and afters of the profile's change log that hold the text; with
-        `scrub`, each becomes FORGOTTEN."""
+    ) -> Plan[list[tuple[str, Provenance | None]]]:
+        """The befores and afters of the profile's change log that hold the text, with the
+        provenance of their change; with `scrub`, each becomes FORGOTTEN."""
         namespace = (*profile_scope(_context(owner)).namespace, CHANGES)
         items = yield from all_items_plan(namespace, page=PAGE)
-        found: list[str] = []
+        found: list[tuple[str, Provenance | None]] = []
         puts: list[Op] = []
         for item in items:
             operations = item.value.get("operations") or []
@@ -396,7 +405,7 @@ class Forgetter:
                 if isinstance(op.get(key), str) and pattern.search(op[key])
             ]
             if texts:
-                found += texts
+                found += [(text, provenance_of(item.value)) for text in texts]
                 value = {**item.value, "operations": [_scrubbed(op, pattern) for op in operations]}
                 puts.append(PutOp(namespace, item.key, value, index=False))
         if scrub and puts:
@@ -427,7 +436,8 @@ class Forgetter:
         logged = yield from self._changes_plan(owner, pattern, scrub=False)
         if logged:
             count = f"{len(logged)} mention{'s' if len(logged) > 1 else ''}"
-            places.append(_place("changes", "profile", logged[0], "words", key=count))
+            text, made = logged[0]
+            places.append(_place("changes", "profile", text, "words", provenance=made, key=count))
         return places
 
     def _bounded_plan(self, ctx: MemoryContext, pattern: re.Pattern[str]) -> Plan[list[Place]]:
