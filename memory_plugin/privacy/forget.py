@@ -413,7 +413,7 @@ class Forgetter:
         return found
 
     def _profile_plan(self, owner: Owner, pattern: re.Pattern[str]) -> Plan[list[Place]]:
-        ctx = MemoryContext(user_id=owner.user_id, org_id=owner.org_id)
+        ctx = _context(owner)
         profile = yield from self.profile.read_plan(ctx)
         if profile is None:
             return []
@@ -518,14 +518,8 @@ class Forgetter:
                 later.append(place)
             else:
                 outcomes.append((yield from self._one_plan(owner, place)))
-        for (where, workspace), lines in documents.items():
-            ctx = MemoryContext(
-                user_id=owner.user_id,
-                org_id=owner.org_id,
-                workspace_id=workspace,
-                thread_visibility="shared" if where == "team" else "private",
-            )
-            outcomes += yield from self._lines_plan(ctx, lines)
+        for lines in documents.values():
+            outcomes += yield from self._lines_plan(_context(owner, lines[0]), lines)
         if bullets:
             outcomes += yield from self._bullets_plan(owner, bullets)
         pattern = matcher(preview.text)
@@ -545,13 +539,7 @@ class Forgetter:
         assert place.key is not None
         try:
             if place.kind == "note":
-                ctx = MemoryContext(
-                    user_id=owner.user_id,
-                    org_id=owner.org_id,
-                    workspace_id=place.workspace,
-                    thread_visibility="shared" if place.where == "team" else "private",
-                )
-                yield from self.scoped.delete_note_plan(ctx, place.key)
+                yield from self.scoped.delete_note_plan(_context(owner, place), place.key)
                 return Outcome(place, True, "note deleted")
             ctx = MemoryContext(user_id=owner.user_id, org_id=owner.org_id, agent_id=place.agent)
             if place.kind == "bounded":
@@ -601,7 +589,7 @@ class Forgetter:
         return [Outcome(place, False, "the document kept changing; try again") for place in lines]
 
     def _bullets_plan(self, owner: Owner, bullets: list[Place]) -> Plan[list[Outcome]]:
-        ctx = MemoryContext(user_id=owner.user_id, org_id=owner.org_id)
+        ctx = _context(owner)
         pairs = [(str(place.key), place.text) for place in bullets]
         before = yield from self.profile.read_plan(ctx)
         try:
