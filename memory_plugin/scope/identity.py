@@ -18,6 +18,7 @@ gives a membership hook: then a named workspace must pass it too. Every refusal 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,20 @@ AUTH_USER = "langgraph_auth_user"
 AUTH_USER_ID = "langgraph_auth_user_id"
 OWNER_METADATA_KEY = "owner"
 SERVER_KEYS = (AUTH_USER, AUTH_USER_ID)
+
+
+@dataclass(frozen=True, slots=True)
+class UserKey:
+    """One person as a key: their org (None for a user of no org) and their user id. Two
+    users who share an id in two orgs are two people: key every per-user state by this,
+    never by the user id alone."""
+
+    org_id: str | None
+    user_id: str
+
+    def text(self) -> str:
+        """The key as one string that tells every (org, user) pair apart."""
+        return json.dumps([self.org_id, self.user_id])
 
 
 def trust_run_context(user_id: str, workspace_id: str) -> bool:

@@ -27,6 +27,7 @@ from memory_plugin.errors import (
     MemoryPluginError,
 )
 from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import UserKey
 from memory_plugin.scope.namespaces import encode_id
 from memory_plugin.server.headers import security_headers
 from memory_plugin.server.tokens import bearer_token
@@ -78,6 +79,11 @@ class Caller:
             spaces=_names(user.get("spaces")),
             admin=_names(user.get("admin")),
         )
+
+    @property
+    def key(self) -> UserKey:
+        """Who the caller is, as the key of every per-user state: their org and user id."""
+        return UserKey(self.org_id, self.user_id)
 
     @property
     def agent(self) -> str:

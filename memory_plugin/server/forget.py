@@ -4,8 +4,9 @@ personal memory and profile, their bounded and private agent entries, the team m
 their workspaces; an agent's shared entries are listed, changed only by a platform admin.
 
 A preview lives in the serving process for PREVIEW_SECONDS (it holds the text to forget, so
-it is never written to the store); applying it, or its expiry, drops it, and another process
-or an expired id answers 404: preview again.
+it is never written to the store), under the whole identity of the caller (org and user):
+only they may apply it. Applying it, or its expiry, drops it, and another person, another
+process or an expired id answers 404: preview again.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from memory_plugin.privacy.erase import adelete_threads
 from memory_plugin.privacy.forget import Forgetter, Place, Preview, threads_plan
 from memory_plugin.privacy.inventory import Owner
 from memory_plugin.provenance import Provenance
+from memory_plugin.scope.identity import UserKey
 from memory_plugin.server.access import Caller, CallerDep, NotFound
 from memory_plugin.server.console import Console, ConsoleDep, provenance_json
 
 router = APIRouter(prefix="/api/forget", tags=["forget"])
 PREVIEW_SECONDS = 15 * 60
 MAX_PREVIEWS = 20
-"""Previews kept per user at most (the oldest go first)."""
+"""Previews kept per person at most (the oldest go first)."""
 PreviewId = Annotated[str, Path(min_length=1, max_length=64)]
 
 
@@ -113,8 +115,11 @@ class _Held:
     until: float
 
 
-def _previews(request: Request) -> dict[tuple[str, str], _Held]:
-    found: dict[tuple[str, str], _Held] | None = getattr(request.app.state, "forget_previews", None)
+Held = dict[tuple[UserKey, str], _Held]
+
+
+def _previews(request: Request) -> Held:
+    found: Held | None = getattr(request.app.state, "forget_previews", None)
     if found is None:
         found = request.app.state.forget_previews = {}
     now = time.monotonic()
@@ -167,14 +172,12 @@ async def preview(
         owned = await aowned_thread_ids(console.checkpointer, caller.user_id)
         threads = await arun(console.store, threads_plan(owned, found.text))
     held = _previews(request)
-    mine = sorted(
-        (key for key in held if key[0] == caller.user_id), key=lambda key: held[key].until
-    )
+    mine = sorted((key for key in held if key[0] == caller.key), key=lambda key: held[key].until)
     for key in mine[: max(0, len(mine) - MAX_PREVIEWS + 1)]:
         del held[key]
     preview_id = secrets.token_urlsafe(12)
     until = time.monotonic() + PREVIEW_SECONDS
-    held[(caller.user_id, preview_id)] = _Held(found, threads, until)
+    held[(caller.key, preview_id)] = _Held(found, threads, until)
     return {
         "preview_id": preview_id,
         "text": found.text,
@@ -196,12 +199,12 @@ async def apply(
     words the caller may change), each as a forget by the caller; 404 for a preview that is
     not the caller's, was applied already or expired."""
     held = _previews(request)
-    found = held.get((caller.user_id, preview_id))
+    found = held.get((caller.key, preview_id))
     if found is None:
         raise NotFound
     ids = body.places if body is not None else None
     done = await _forgetter(console).aapply(found.preview, ids)
-    held.pop((caller.user_id, preview_id), None)
+    held.pop((caller.key, preview_id), None)
     deleted: list[str] = []
     if body is not None and body.delete_threads and console.checkpointer is not None:
         await adelete_threads(console.checkpointer, console.store, found.threads)
