@@ -42,7 +42,9 @@ def context_of(user: Mapping[str, Any]) -> MemoryContext:
 
 class TableVerifier:
     """The SDK's TokenVerifier over the console's token table: a known token's user rides
-    in the AccessToken's claims; an unknown one is refused (401)."""
+    in the AccessToken's claims, its whole identity (org and user) as the client and subject
+    the SDK binds a session to (so one org's user never reaches the session of a user of the
+    same id in another org); an unknown token is refused (401)."""
 
     def __init__(self, table: Mapping[str, Mapping[str, Any]]) -> None:
         self.table = dict(table)
@@ -52,12 +54,9 @@ class TableVerifier:
         user = self.table.get(token)
         if user is None:
             return None
+        who = Caller.of(user).key.text()
         return AccessToken(
-            token=token,
-            client_id=str(user["identity"]),
-            scopes=[],
-            subject=str(user["identity"]),
-            claims={"user": dict(user)},
+            token=token, client_id=who, scopes=[], subject=who, claims={"user": dict(user)}
         )
 
 
