@@ -295,7 +295,7 @@ def test_frozen_blocks_are_a_snapshot_per_thread(backend: Backend) -> None:
     graph, manager = build_graph(backend, model, summary_model=CompactionModel())
     manager.frozen_sources = [memory]
     ask(graph, "first")
-    memory.write_document(ANN, "# Ann\n- version two")
+    memory.write_document(ANN, "# Ann\n- version one\n- version two")
     ask(graph, "second")
     first, last = model.inputs[0], model.inputs[-1]
     assert last[0].content == first[0].content and "version two" not in str(last[0].content)

@@ -15,7 +15,7 @@ from memory_plugin.agent.entries import (
     put_plan,
     readable_scopes,
 )
-from memory_plugin.agent.pinned import pinned, pinned_block
+from memory_plugin.agent.pinned import pinned, pinned_block, qualifying
 from memory_plugin.agent.recall import EntryHit, recall_plan
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
@@ -119,4 +119,4 @@ class AgentMemory(MemoryService):
             return []
         entries = yield from list_plan(scopes, self.clock())
         chosen = pinned(entries, settings.pinned_max_entries, settings.pinned_min_importance)
-        return pinned_block(chosen)
+        return pinned_block(chosen, qualifying(entries, settings.pinned_min_importance))

@@ -155,4 +155,5 @@ class BoundedMemory(MemoryService):
         if not settings.bounded_memory or not ctx.user_id:
             return []
         views = yield from self.read_plan(ctx, settings)
-        return [PromptBlock(BLOCK, "frozen", block_text(views))]
+        entries = tuple(entry for view in views.values() for entry in view.entries)
+        return [PromptBlock(BLOCK, "frozen", block_text(views), entries=entries)]

@@ -9,7 +9,8 @@
 
 `prepare_context` runs journal, mask_tool_outputs and summarize as one node; `start_turn` is
 load_memory + prepare_context and `finish_turn` is journal + rolling_summary (fewer steps,
-the same work).
+the same work). After a tool step, `recheck` (or `after_tools`: recheck + prepare_context)
+takes memory removed since the turn began out of the model's next input.
 
 ContextManager only composes the steps, each beside its policy and owning its bookkeeping:
 the prefix (prefix.py), the journal (journaling.py), masking (masking.py), compaction
@@ -35,6 +36,7 @@ from memory_plugin.context_management.compaction import DIVIDERS, CompactionStep
 from memory_plugin.context_management.flush import flush_hook
 from memory_plugin.context_management.journaling import SEQ, JournalStep
 from memory_plugin.context_management.masking import MaskingStep
+from memory_plugin.context_management.owners import claim_plan
 from memory_plugin.context_management.prefix import POLICY, Prefix
 from memory_plugin.context_management.turn import (
     RECENT_WINDOW,
@@ -116,6 +118,8 @@ class ContextManager(MemoryService):
         self.summarize = node(self._summarize)
         self.prepare_context = node(self.prepare_context_plan)
         self.start_turn = node(self.start_turn_plan)
+        self.recheck = node(self.recheck_plan)
+        self.after_tools = node(self.after_tools_plan)
         self.finish_turn = node(self.finish_turn_plan)
         self.summarize_now = node(self._summarize_now)
         self.rolling_summary = node(self._rolling_summary)
@@ -175,9 +179,12 @@ class ContextManager(MemoryService):
     def load_memory_plan(
         self, state: State, config: RunnableConfig, ctx: MemoryContext
     ) -> Plan[State]:
-        """The prefix's blocks, and whether memory is off for this run (said once, here)."""
+        """The prefix's blocks, whether memory is off for this run (said once, here), and, on
+        the thread's first turn, whose the thread is (memory_plugin.context_management.owners)."""
         loaded = yield from self.prefix.load_plan(state, config, ctx)
         loaded["memory_context"][MEMORY_OFF] = announce(ctx)
+        claimed = yield from claim_plan(state.get("memory_context") or {}, config, ctx)
+        loaded["memory_context"].update(claimed)
         return loaded
 
     def journal_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
@@ -237,6 +244,25 @@ class ContextManager(MemoryService):
         )
         context = {**loaded["memory_context"], **prepared.get("memory_context", {})}
         return {**loaded, **prepared, "memory_context": context}
+
+    def recheck_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
+        """Memory removed since the model's last call leaves its next input (a new snapshot)."""
+        return (yield from self.prefix.recheck_plan(state, ctx))
+
+    def after_tools_plan(
+        self, state: State, config: RunnableConfig, ctx: MemoryContext
+    ) -> Plan[State]:
+        """recheck, then prepare_context, in one node (the step after a tool step)."""
+        checked = yield from self.prefix.recheck_plan(state, ctx)
+        info = {**(state.get("memory_context") or {}), **checked.get("memory_context", {})}
+        prepared = yield from self.prepare_context_plan(
+            {**state, **checked, "memory_context": info}, config, ctx
+        )
+        context = {**checked.get("memory_context", {}), **prepared.get("memory_context", {})}
+        update = {**checked, **prepared}
+        if context:
+            update["memory_context"] = context
+        return update
 
     def finish_turn_plan(
         self, state: State, config: RunnableConfig, ctx: MemoryContext

@@ -11,7 +11,9 @@ memory_context.
 The frozen blocks are a snapshot per session: a session starts on the thread's first turn,
 after an idle gap of `session_idle_minutes` since the last turn began, and after a compaction
 (`session_turn_at` and `session_dividers` in memory_context), so writes during a session
-never change its prompt.
+never change its prompt. A removal does: every source, frozen ones included, is read at each
+turn's start and again before each model call that follows a tool step (`recheck_plan`), and
+when memory the session has shown is gone (updates.retracted) the session starts again there.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ from memory_plugin.context_management.turn import (
     TurnSettings,
     thread_id_of,
 )
-from memory_plugin.context_management.updates import SHOWN, UPDATES, anchor, news, place
+from memory_plugin.context_management.updates import (
+    SHOWN,
+    UPDATES,
+    anchor,
+    news,
+    place,
+    retracted,
+)
 from memory_plugin.context_management.window import RollingSummaries
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan, gather
@@ -65,6 +74,41 @@ def new_session(info: State, settings: MemorySettings, now: datetime) -> bool:
     if not last:
         return False
     return now - datetime.fromisoformat(last) >= timedelta(minutes=settings.session_idle_minutes)
+
+
+Loaded = tuple[list[PromptBlock], bool]
+"""Blocks, and whether every source gave its own."""
+
+
+def current(shown: list[dict[str, Any]] | None, loaded: Loaded) -> list[PromptBlock]:
+    """The blocks as loaded; after a partial load, a block shown before that no source gave
+    is kept as shown (its source may be the one that failed)."""
+    blocks, complete = loaded
+    if complete:
+        return blocks
+    names = {block.name for block in blocks}
+    return blocks + [block for block in from_dicts(shown or []) if block.name not in names]
+
+
+def gone(info: State, shown: list[PromptBlock], frozen: list[PromptBlock]) -> bool:
+    """Whether memory this session has shown (its snapshot, frozen blocks included, and its
+    updates) was removed or replaced since."""
+    if SHOWN not in info:
+        return False
+    told = info.get(UPDATES) or []
+    return retracted(from_dicts(info[SHOWN] or []), told, shown) or retracted(
+        from_dicts(info.get(FROZEN) or []), [], frozen
+    )
+
+
+def snapshot(info: State, shown: list[PromptBlock], frozen: list[PromptBlock]) -> State:
+    """The memory_context keys of a new session's snapshot, taken of these blocks."""
+    return {
+        FROZEN: to_dicts(frozen),
+        SHOWN: to_dicts(shown),
+        UPDATES: [],
+        SESSION_DIVIDERS: len(info.get(DIVIDERS) or []),
+    }
 
 
 class Prefix:
@@ -107,24 +151,36 @@ class Prefix:
         blocks = [block for source_blocks in found if source_blocks for block in source_blocks]
         return blocks, all(source_blocks is not None for source_blocks in found)
 
+    def sources_plan(
+        self, ctx: MemoryContext, settings: MemorySettings
+    ) -> Plan[tuple[Loaded, Loaded]]:
+        """The per-turn and the frozen sources' blocks, read in one batch."""
+        loaded, frozen = yield from gather(
+            [
+                self.blocks_plan(self.sources, ctx, settings),
+                self.blocks_plan(self.frozen_sources, ctx, settings),
+            ]
+        )
+        return loaded, frozen
+
     def _settings_and_blocks_plan(
         self, info: State, ctx: MemoryContext
-    ) -> Plan[tuple[MemorySettings, list[PromptBlock]]]:
-        """The turn's settings and the sources' blocks, read in one batch: the blocks are
+    ) -> Plan[tuple[MemorySettings, Loaded, Loaded]]:
+        """The turn's settings and every source's blocks, read in one batch: the blocks are
         loaded with the previous turn's settings alongside the settings read, and again only
         when the settings changed since."""
         previous = info.get(SETTINGS)
         if previous is None:
             settings = yield from self.settings.resolve_plan(ctx)
-            blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
-            return settings, blocks
+            loaded, frozen = yield from self.sources_plan(ctx, settings)
+            return settings, loaded, frozen
         guess = MemorySettings.model_construct(**previous)
-        settings, (blocks, _) = yield from gather(
-            [self.settings.resolve_plan(ctx), self.blocks_plan(self.sources, ctx, guess)]
+        settings, (loaded, frozen) = yield from gather(
+            [self.settings.resolve_plan(ctx), self.sources_plan(ctx, guess)]
         )
         if self._dump(settings) != previous:
-            blocks, _ = yield from self.blocks_plan(self.sources, ctx, settings)
-        return settings, blocks
+            loaded, frozen = yield from self.sources_plan(ctx, settings)
+        return settings, loaded, frozen
 
     def _dump(self, settings: MemorySettings) -> dict[str, Any]:
         """The settings as plain values as a checkpoint gives them back (lists, not tuples),
@@ -139,33 +195,50 @@ class Prefix:
         return dumped[1]
 
     def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
-        """The load_memory update: settings, blocks, and the frozen snapshot when a session
-        starts (taken again next turn if a frozen source failed)."""
+        """The load_memory update: settings, blocks, and a new snapshot when a session starts
+        or memory it showed is gone (a session that starts while a frozen source fails is
+        started again next turn)."""
         info = state.get("memory_context") or {}
-        settings, blocks = yield from self._settings_and_blocks_plan(info, ctx)
+        settings, loaded, frozen_loaded = yield from self._settings_and_blocks_plan(info, ctx)
+        blocks = loaded[0]
         emit("context", "loaded", None, blocks=[block.name for block in blocks])
         context: State = {POLICY: settings.thread_policy, SETTINGS: self._dump(settings)}
         if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
             context.update((yield from self.rolling.load_plan(thread_id_of(config))))
         now = self.clock()
         context[TURN_AT] = now.isoformat()
-        if new_session(info, settings, now):
-            frozen, complete = yield from self.blocks_plan(self.frozen_sources, ctx, settings)
-            if complete:
-                context[FROZEN] = to_dicts(frozen)
-                context[SESSION_DIVIDERS] = len(info.get(DIVIDERS) or [])
-                context[SHOWN] = to_dicts(blocks)
-                context[UPDATES] = []
-            else:
-                context[TURN_AT] = info.get(TURN_AT)
-        if SHOWN not in context:
+        starts = new_session(info, settings, now)
+        if starts and not frozen_loaded[1]:
+            context[TURN_AT], starts = info.get(TURN_AT), False
+        shown = current(info.get(SHOWN), loaded)
+        frozen = current(info.get(FROZEN), frozen_loaded)
+        if starts or gone(info, shown, frozen):
+            context.update(snapshot(info, shown, frozen))
+        else:
             context.update(self._told(info, blocks, state.get("messages") or []))
         context[PREFIX_TOKENS] = self._tokens({**info, **context})
         return {
-            "memory_blocks": to_dicts(blocks),
+            "memory_blocks": to_dicts(blocks, entries=False),
             "memory_command": None,
             "memory_context": context,
         }
+
+    def recheck_plan(self, state: State, ctx: MemoryContext) -> Plan[State]:
+        """Before a model call that follows a tool step: every source read again, and a new
+        snapshot when memory the session has shown is gone since (a tool, another thread or
+        the console removed it), else nothing (what is new waits for the next turn)."""
+        info = state.get("memory_context") or {}
+        if SHOWN not in info:
+            return {}
+        settings = yield from self.settings.of_state_plan(state, ctx)
+        loaded, frozen_loaded = yield from self.sources_plan(ctx, settings)
+        shown = current(info.get(SHOWN), loaded)
+        frozen = current(info.get(FROZEN), frozen_loaded)
+        if not gone(info, shown, frozen):
+            return {}
+        context = snapshot(info, shown, frozen)
+        context[PREFIX_TOKENS] = self._tokens({**info, **context})
+        return {"memory_blocks": to_dicts(loaded[0], entries=False), "memory_context": context}
 
     def _tokens(self, info: State) -> int:
         """The tokens of the system message without the summary, and of the updates told."""
@@ -178,23 +251,11 @@ class Prefix:
     def resnapshot_plan(self, turn: Turn) -> Plan[None]:
         """After a compaction, take the session's snapshot again at once (a compaction starts
         a session), so the system message changes on that call only, not again next turn."""
-        ctx, settings = turn.ctx, turn.settings
-        (blocks, _), (frozen, complete) = yield from gather(
-            [
-                self.blocks_plan(self.sources, ctx, settings),
-                self.blocks_plan(self.frozen_sources, ctx, settings),
-            ]
-        )
-        if not complete:
+        loaded, frozen = yield from self.sources_plan(turn.ctx, turn.settings)
+        if not frozen[1]:
             return
-        turn.record(
-            {
-                FROZEN: to_dicts(frozen),
-                SHOWN: to_dicts(blocks),
-                UPDATES: [],
-                SESSION_DIVIDERS: len(turn.info.get(DIVIDERS) or []),
-            }
-        )
+        shown = current(turn.info.get(SHOWN), loaded)
+        turn.record(snapshot(turn.info, shown, frozen[0]))
         turn.record({PREFIX_TOKENS: self._tokens(turn.info)})
 
     @staticmethod

@@ -9,7 +9,11 @@ the rest of the session (`session_updates`): the request before it is still a by
 every later one.
 
 A block with a version (the curated document) is told again whole when its version changes;
-any other block tells only its lines that were neither shown nor told before.
+any other block tells only its lines that were neither shown nor told before. An update only
+adds: when memory the session has shown (an entry of the snapshot or of an update) is no
+longer in what the sources give (a note deleted, a fact forgotten, a profile turned off, a
+bullet or line replaced), the session is `retracted` and starts again with a new snapshot,
+so removed text is never in front of the model again and never next to its replacement.
 """
 
 from __future__ import annotations
@@ -39,11 +43,45 @@ def _told(updates: Sequence[Mapping[str, Any]]) -> tuple[dict[str, set[str]], di
     return lines, versions
 
 
+def known(
+    shown: Sequence[PromptBlock], updates: Sequence[Mapping[str, Any]]
+) -> dict[str, set[str]]:
+    """Per block, the memory the session has shown: the snapshot's entries and those the
+    updates told (an update from before entries were kept counts its lines)."""
+    seen = {block.name: set(block.memory()) for block in shown}
+    for update in updates:
+        for name, told in (update.get("entries", update.get("lines")) or {}).items():
+            seen.setdefault(name, set()).update(told)
+    return seen
+
+
+def retracted(
+    shown: Sequence[PromptBlock], updates: Sequence[Mapping[str, Any]], now: Sequence[PromptBlock]
+) -> bool:
+    """Whether memory the session has shown is gone from `now`: its block is no longer given,
+    or an entry is neither shown nor held by it. A block given without the version it had
+    (it could not be read) retracts nothing."""
+    fresh = {block.name: block for block in now}
+    versions = {block.name: block.version for block in shown}
+    for name, seen in known(shown, updates).items():
+        block = fresh.get(name)
+        if block is None:
+            still: set[str] = set()
+        elif block.version is None and versions.get(name) is not None:
+            continue
+        else:
+            still = {*block.memory(), *block.held}
+        if seen - still:
+            return True
+    return False
+
+
 def news(
     shown: Sequence[PromptBlock], updates: Sequence[Mapping[str, Any]], now: Sequence[PromptBlock]
 ) -> dict[str, Any] | None:
     """The update entry telling what `now` holds beyond the snapshot and earlier updates
-    (without its anchor), None when there is nothing new."""
+    (without its anchor), None when there is nothing new; `entries` records the memory it
+    tells."""
     before = {block.name: block for block in shown}
     told_lines, told_versions = _told(updates)
     lines: dict[str, list[str]] = {}
@@ -58,14 +96,21 @@ def news(
                 versions[block.name] = block.version
                 lines[block.name] = [block.text]
             continue
-        known = set(old.text.splitlines()) if old else set()
-        known |= told_lines.get(block.name, set())
-        fresh = [line for line in block.text.splitlines() if line.strip() and line not in known]
+        said = set(old.text.splitlines()) if old else set()
+        said |= told_lines.get(block.name, set())
+        fresh = [line for line in block.text.splitlines() if line.strip() and line not in said]
         if fresh:
             lines[block.name] = fresh
     if not lines:
         return None
-    return {"lines": lines, "versions": versions, "text": render(lines, versions)}
+    seen = known(shown, updates)
+    entries = {
+        block.name: [entry for entry in block.memory() if entry not in seen.get(block.name, ())]
+        for block in now
+        if block.name in lines
+    }
+    text = render(lines, versions)
+    return {"lines": lines, "versions": versions, "entries": entries, "text": text}
 
 
 def render(lines: Mapping[str, Sequence[str]], whole: Mapping[str, int]) -> str:

@@ -1,9 +1,10 @@
 """The prebuilt graph's agent step: a turn's memory work folded into the model call's step.
 
 A call that follows the user's input opens the turn (loads memory and manages the context); one
-that follows a tool step manages the context; then the model answers; a reply without tool
-calls closes the turn (journals it, starts the rolling summary) and starts the profile's
-consolidation, which runs in the background. One super-step where separate nodes took four:
+that follows a tool step takes memory removed meanwhile out of the prompt and manages the
+context; then the model answers; a reply without tool calls closes the turn (journals it,
+starts the rolling summary) and starts the profile's consolidation, which runs in the
+background. One super-step where separate nodes took four:
 each step is a checkpoint write, so a turn makes fewer database round trips.
 """
 
@@ -72,10 +73,10 @@ class AgentStep:
         """The step as an untraced LangGraph node."""
         return RunnableCallable(self.invoke, self.ainvoke, name=name, trace=False)
 
-    def _opening(self, state: State) -> NodePlan | None:
+    def _opening(self, state: State) -> NodePlan:
         manager, managed = self.services.manager, self.services.managed
         if follows_tools(state):
-            return manager.prepare_context_plan if managed else None
+            return manager.after_tools_plan if managed else manager.recheck_plan
         return manager.start_turn_plan if managed else manager.load_memory_plan
 
     def _closing(self) -> NodePlan:
@@ -90,8 +91,7 @@ class AgentStep:
         """Open or manage, answer, and close the turn when the answer is final."""
         store, ctx, services = get_store(), run_context(self.services.membership), self.services
         with screening(services.screen):
-            plan = self._opening(state)
-            opened = run(store, plan(state, config, ctx)) if plan else {}
+            opened = run(store, self._opening(state)(state, config, ctx))
             local = applied(state, opened)
             model = self.model(local)
             reply = _identified(model.invoke(services.manager.model_input(local)))
@@ -107,8 +107,7 @@ class AgentStep:
         """Async twin of invoke."""
         store, ctx, services = get_store(), run_context(self.services.membership), self.services
         with screening(services.screen):
-            plan = self._opening(state)
-            opened = await arun(store, plan(state, config, ctx)) if plan else {}
+            opened = await arun(store, self._opening(state)(state, config, ctx))
             local = applied(state, opened)
             model = self.model(local)
             reply = _identified(await model.ainvoke(services.manager.model_input(local)))

@@ -7,7 +7,7 @@ Invoke it as the prebuilt graph: a `thread_id` in `config["configurable"]`, the 
 `context=`. The hooks run the very steps `create_memory_graph` runs in its agent step:
 
     before_agent   open the turn (load memory; mask, compact)  | summarize_now
-    before_model   manage the context (mask, compact), after a tool step
+    before_model   after a tool step: removed memory out of the prompt; mask, compact
     wrap_model_call  the protected prefix (system prompt, memory blocks, summary) in front, and
                    only the memory tools of the kinds that are on for this turn's scope
     wrap_tool_call   a call to a memory tool whose kind is off is refused
@@ -142,14 +142,15 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         return await _ainvoke(self._start, dict(state))
 
     def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
-        """After a tool step, journal, mask older tool outputs and compact when due."""
-        if self._manage is None or not _after_tools(dict(state)):
+        """After a tool step, take memory removed meanwhile out of the prompt, then journal,
+        mask older tool outputs and compact when due."""
+        if not _after_tools(dict(state)):
             return None
         return _invoke(self._manage, dict(state))
 
     async def abefore_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> Update | None:
         """Async twin of before_model."""
-        if self._manage is None or not _after_tools(dict(state)):
+        if not _after_tools(dict(state)):
             return None
         return await _ainvoke(self._manage, dict(state))
 

@@ -107,9 +107,10 @@ class MemoryServices:
         return self.screened(self.manager.start_turn if self.managed else self.manager.load_memory)
 
     @property
-    def manage(self) -> RunnableCallable | None:
-        """The node run after each tool step, None without context management."""
-        return self.screened(self.manager.prepare_context) if self.managed else None
+    def manage(self) -> RunnableCallable:
+        """The node run after each tool step: removed memory out of the prompt (and the
+        context managed)."""
+        return self.screened(self.manager.after_tools if self.managed else self.manager.recheck)
 
     @property
     def finish(self) -> RunnableCallable:

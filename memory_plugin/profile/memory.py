@@ -114,6 +114,11 @@ def enablement(settings: MemorySettings) -> tuple[bool, str]:
     return True, "enabled"
 
 
+def _bullets(profile: Profile) -> tuple[str, ...]:
+    """Every bullet of the profile as its block shows it."""
+    return tuple(f"- {bullet}" for section in SECTIONS for bullet in profile.bullets(section))
+
+
 def latest_exchange(messages: list[BaseMessage]) -> tuple[str, str] | None:
     """The last user message and the final assistant answer after it."""
     answer = None
@@ -237,7 +242,8 @@ class ProfileMemory(MemoryService):
             truncated=fitted.truncated,
         )
         text = f"{INSTRUCTION}\n\n<user_memory>\n{render(fitted).strip()}\n</user_memory>"
-        return [PromptBlock(BLOCK, "per_turn", text)]
+        shown, held = _bullets(fitted), _bullets(profile)
+        return [PromptBlock(BLOCK, "per_turn", text, entries=shown, held=held)]
 
     def prompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
         """The profile block to inject this turn."""

@@ -54,7 +54,10 @@ def _document_plan(scope: Scope, settings: MemorySettings) -> Plan[PromptBlock]:
         text = f'<memory_document scope="{_label(scope)}">\n{UNAVAILABLE}\n</memory_document>'
         return PromptBlock(DOCUMENT_BLOCK, "per_turn", text)
     text = document_block(scope, document, settings)
-    return PromptBlock(DOCUMENT_BLOCK, "per_turn", text, document.version if document else 0)
+    body = document.text.splitlines() if document else []
+    entries = tuple(line for line in body if line.strip())
+    version = document.version if document else 0
+    return PromptBlock(DOCUMENT_BLOCK, "per_turn", text, version, entries)
 
 
 def notes_block(notes: list[Note], max_chars: int) -> str:
@@ -104,7 +107,10 @@ def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[l
     blocks = [document]
     if notes is not None:
         text = notes_block(notes, settings.recent_notes_max_chars)
-        blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text))
+        held = tuple(note.render() for note in notes)
+        lines = set(text.splitlines())
+        shown = tuple(line for line in held if line in lines)
+        blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text, entries=shown, held=held))
     loaded = None if notes is None else len(notes)
     version = document.version or None
     emit("scoped", "loaded", scope.kind, recent_notes=loaded, document_version=version)
