@@ -144,8 +144,8 @@ def readable_scopes(ctx: MemoryContext) -> list[Scope]:
 
 
 def to_entry(item: Item | None) -> Entry | None:
-    """The entry stored in an item, None for a missing one."""
-    if item is None or not item.value:
+    """The entry stored in an item, None for a missing one or a tombstone."""
+    if item is None or not item.value or item.value.get("deleted"):
         return None
     v = item.value
     return Entry(
@@ -203,8 +203,10 @@ def forget_plan(
     ctx: MemoryContext, key: Any, *, model: bool, visibility: Any = None
 ) -> Plan[Visibility]:
     """Forget exactly one entry: the one under `key` with `visibility`, by default the one the
-    caller sees (their private entry before the agent's shared one); its visibility. A
-    read_only entry is refused to the model; an unknown key or visibility is an error."""
+    caller sees (their private entry before the agent's shared one); its visibility. It
+    leaves a tombstone at its key (who deleted it, when, the delete's provenance; no content),
+    which keeps an import from bringing it back. A read_only entry is refused to the model; an
+    unknown key or visibility is an error."""
     name = _text(key, "the key", KEY_MAX, multiline=False)
     if visibility is not None and visibility not in VISIBILITIES:
         raise MemoryWriteError(f"visibility must be one of {', '.join(VISIBILITIES)}")
@@ -224,5 +226,13 @@ def forget_plan(
     scope, entry = hits[0]
     if model and entry.visibility == "read_only":
         raise MemoryWriteError(f"entry {name!r} is read-only; it cannot be forgotten")
+    deletion = current(actor=ctx.user_id)
+    tombstone = {
+        "deleted": True,
+        "deleted_by": ctx.user_id,
+        "deleted_at": deletion.at,
+        "deletion": deletion.to_json(),
+    }
     yield [PutOp(scope.child(ENTRIES), name, None)]
+    yield [PutOp(scope.child(ENTRIES), name, tombstone, index=False)]
     return entry.visibility

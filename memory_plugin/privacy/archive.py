@@ -38,6 +38,7 @@ from memory_plugin.privacy.inventory import (
     inventory_plan,
     namespace_of,
 )
+from memory_plugin.privacy.values import MAX_DEPTH, problem
 from memory_plugin.profile.document import SECTIONS, ProfileFormatError
 from memory_plugin.profile.document import parse as parse_profile
 from memory_plugin.safety import screen
@@ -198,8 +199,12 @@ def _profile_texts(value: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _check(held: Held, n: int) -> None:
-    """Screen every text of an item; check a settings layer as a write to it is checked."""
+    """Check an item against its kind's schema (privacy/values.py), screen every text of it;
+    check a settings layer as a write to it is checked."""
     what = f"items[{n}] ({held.kind} {'/'.join((*held.path, held.key))})"
+    wrong = problem(held.kind, held.path, held.key, held.value)
+    if wrong is not None:
+        raise _fail(what, wrong)
     if held.kind == "settings":
         values, locked = held.value.get("values"), held.value.get("locked")
         if set(held.value) != {"values", "locked"} or not isinstance(values, dict) or locked:
@@ -226,6 +231,11 @@ def parse(text: str | bytes) -> Archive:
         document = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ArchiveError(f"the file is not JSON ({exc}); nothing was imported") from None
+    except RecursionError:
+        raise ArchiveError(
+            f"the file nests JSON too deeply (an item's value nests at most {MAX_DEPTH} deep); "
+            "nothing was imported"
+        ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ArchiveError(
             f"the file is not a memory export (its format is not {FORMAT!r}); nothing was imported"
@@ -267,6 +277,16 @@ def parse(text: str | bytes) -> Archive:
 # Writing
 
 
+ALREADY = "already there"
+KEPT = "another value is already there; kept it"
+GONE = "a deleted note (tombstone) whose key holds another note; nothing to add"
+NOT_IMPORTED = ", not imported"
+FORGOTTEN_HINT = (
+    "Forgotten and deleted items are re-imported with --include-forgotten "
+    "(REST: ?include_forgotten=true)."
+)
+
+
 @dataclass
 class ImportReport:
     """What an import wrote and what it skipped (each with the reason), per kind."""
@@ -276,6 +296,8 @@ class ImportReport:
     skipped: list[tuple[Held, str]] = field(default_factory=list)
     appended: list[tuple[Held, str]] = field(default_factory=list)
     """Notes whose key held another note here, with the key they were appended under."""
+    reimported: list[tuple[Held, str]] = field(default_factory=list)
+    """Items forgotten or deleted here and put back (include_forgotten), with how and when."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON."""
@@ -291,6 +313,10 @@ class ImportReport:
                 {"kind": h.kind, "path": list(h.path), "key": h.key, "new_key": new}
                 for h, new in self.appended
             ],
+            "reimported": [
+                {"kind": h.kind, "path": list(h.path), "key": h.key, "was": was}
+                for h, was in self.reimported
+            ],
         }
 
     def summary(self) -> str:
@@ -304,12 +330,13 @@ class ImportReport:
             f"Appended note {h.key} as {new}: its key holds another note here."
             for h, new in self.appended
         ]
+        lines += [
+            f"Re-imported {h.kind} {'/'.join((*h.path, h.key))}, {was}."
+            for h, was in self.reimported
+        ]
+        if any(why.endswith(NOT_IMPORTED) for _, why in self.skipped):
+            lines.append(FORGOTTEN_HINT)
         return "\n".join(lines)
-
-
-ALREADY = "already there"
-KEPT = "another value is already there; kept it"
-GONE = "a deleted note (tombstone) whose key holds another note; nothing to add"
 
 
 def _index(held: Held, semantic: bool) -> Literal[False] | list[str] | None:
@@ -333,10 +360,30 @@ def _same_note(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return all(a.get(k) == b.get(k) for k in ("text", "day", "created_at"))
 
 
-def import_plan(archive: Archive, *, merge: bool, semantic: bool) -> Plan[ImportReport]:
+def _tombstoned(old: Mapping[str, Any] | None, held: Held) -> str | None:
+    """How the item was removed here ("forgotten on <day>" or "deleted on <day>") when its key
+    holds the tombstone of this very item (a note's tombstone keeps its day and creation time;
+    an entry is its key), None otherwise."""
+    if old is None or not old.get("deleted") or held.value.get("deleted"):
+        return None
+    if held.path == (NOTES,) and not all(
+        old.get(name) == held.value.get(name) for name in ("day", "created_at")
+    ):
+        return None
+    deletion = old.get("deletion")
+    source = deletion.get("source") if isinstance(deletion, dict) else None
+    how = "forgotten" if source == "forget" else "deleted"
+    return f"{how} on {str(old.get('deleted_at', ''))[:10]}"
+
+
+def import_plan(
+    archive: Archive, *, merge: bool, semantic: bool, include_forgotten: bool = False
+) -> Plan[ImportReport]:
     """Write the archive's items into the owner's memory; refused (nothing written) when the
-    owner already has memory here, unless `merge`. `semantic`: the store keeps a vector
-    index (notes get their index copy, entries are indexed)."""
+    owner already has memory here, unless `merge`. An item whose key here holds its own
+    tombstone (forgotten or deleted since the export) is skipped, unless `include_forgotten`
+    puts it back. `semantic`: the store keeps a vector index (notes get their index copy,
+    entries are indexed)."""
     owner, report = archive.owner, ImportReport(archive.owner)
     present = yield from inventory_plan(owner, None)
     if present and not merge:
@@ -357,7 +404,13 @@ def import_plan(archive: Archive, *, merge: bool, semantic: bool) -> Plan[Import
         ns = namespace_of(owner, held)
         note = held.kind == "personal" and held.path == (NOTES,)
         old = there.get((ns, held.key))
-        if old is not None:
+        gone = _tombstoned(old, held)
+        if gone is not None and include_forgotten:
+            report.reimported.append((held, gone))
+        elif gone is not None:
+            report.skipped.append((held, f"{gone}{NOT_IMPORTED}"))
+            continue
+        elif old is not None:
             if old == held.value:
                 report.skipped.append((held, ALREADY))
             elif not note:

@@ -48,7 +48,12 @@ def _import(args: argparse.Namespace) -> int:
         raise MemoryPluginError(f"import: cannot read {args.file}: {exc}") from exc
     archive = parse(text)
     with connect(args.url) as backend:
-        plan = import_plan(archive, merge=args.merge, semantic=semantic(backend.store))
+        plan = import_plan(
+            archive,
+            merge=args.merge,
+            semantic=semantic(backend.store),
+            include_forgotten=args.include_forgotten,
+        )
         report = run(backend.store, plan)
     print(report.summary())
     return 0
@@ -94,6 +99,11 @@ def add_commands(commands: Any) -> None:
         "--merge",
         action="store_true",
         help="add to a user who already has memory: only what is missing, never a duplicate",
+    )
+    load.add_argument(
+        "--include-forgotten",
+        action="store_true",
+        help="with --merge, also bring back what was forgotten or deleted here since the export",
     )
     load.add_argument("--url", help=URL_HELP)
     load.set_defaults(run=_import)

@@ -81,7 +81,12 @@ def _profile(items: list[Held]) -> list[str]:
 
 
 def _entries(items: list[Held]) -> list[str]:
-    lines = [f"- **{h.key}**: {h.value.get('content', '')}{_origin(h.value)}" for h in items]
+    lines = [
+        f"- **{h.key}**: _(deleted)_"
+        if h.value.get("deleted")
+        else f"- **{h.key}**: {h.value.get('content', '')}{_origin(h.value)}"
+        for h in items
+    ]
     return [*lines, ""]
 
 

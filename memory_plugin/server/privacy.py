@@ -57,12 +57,15 @@ async def import_memory(
     caller: CallerDep,
     console: ConsoleDep,
     merge: bool = False,
+    include_forgotten: bool = False,
 ) -> dict[str, Any]:
     """Load an export document (the request body) into this store: the caller's own, in
     workspaces they belong to (another user's of the caller's org, or other workspaces, for a
     platform admin; 403 otherwise). 400, naming what is wrong, for a body that
     is not JSON or not an export, an unknown schema_version, an item the safety screen
-    refuses, or a user who already has memory without `merge`; nothing is written then."""
+    refuses or a value its kind's reads could not serve, a body nested too deeply, or a user
+    who already has memory without `merge`; nothing is written then. What was forgotten or
+    deleted here since the export is not imported unless `include_forgotten`."""
     archive = parse(await request.body())
     if archive.owner.org_id != caller.org_id:
         raise forbidden("an import must be of a user of your own org")
@@ -71,7 +74,9 @@ async def import_memory(
     outside = sorted(set(archive.workspaces) - set(caller.workspaces or ()))
     if outside and not caller.platform_admin:
         raise forbidden(f"you are not a member of workspace {outside[0]!r}")
-    plan = import_plan(archive, merge=merge, semantic=semantic(console.store))
+    plan = import_plan(
+        archive, merge=merge, semantic=semantic(console.store), include_forgotten=include_forgotten
+    )
     report = await arun(console.store, plan)
     return report.to_json()
 
