@@ -1,7 +1,7 @@
 """Forget everywhere on the console page in a real browser (headless chromium, Playwright)
 over the real app on SQLite: the search box lists every place with where it came from, the
-places found by words are ticked, "Forget selected" removes them, and a note's delete dialog
-opens it for the note's text."""
+places found by words are ticked, "Forget selected" removes them once its dialog is confirmed,
+and a note's delete dialog opens it for the note's text."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ def test_forget_everywhere_finds_lists_and_forgets(ann: Any) -> None:
     line.get_by_text("Why?").click()
     assert "this console or the REST API" in line.inner_text()
     ann.get_by_role("button", name="Forget selected").click()
+    ann.locator("dialog[open]").get_by_role("button", name="Forget in 12 places").click()
     ann.get_by_text("Forgot 12 place(s).").wait_for()
     ann.click("nav#tabs a[data-tab=personal]")
     ann.get_by_text("Works on", exact=False).first.wait_for(state="detached")
