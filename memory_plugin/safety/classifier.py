@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from numpy.lib.npyio import NpzFile
 
 from memory_plugin.errors import MemoryPluginError
 
@@ -26,6 +27,8 @@ MODEL_PATH = Path(__file__).with_name("screen_model.npz")
 PASSAGE = 240
 CHAR_SIZES = (3, 4, 5)
 MIN_WORDS = 4
+DIMENSIONS = 2**20
+"""How many hash buckets the n-grams fall in: the number of weights a model file holds."""
 BATCH_FROM = 1_000
 """Characters of judged text from which `Model.refusals` scores its texts as one batch."""
 
@@ -46,7 +49,7 @@ I64 = npt.NDArray[np.int64]
 
 
 class ModelFileError(MemoryPluginError):
-    """The classifier's model file is missing or unreadable."""
+    """The classifier's model file is missing, unreadable or damaged: the screen cannot run."""
 
 
 _ASCII_WORD = np.array([chr(code).isalnum() or code == 0x5F for code in range(128)])
@@ -294,25 +297,85 @@ class Model:
 
 
 def load(path: Path) -> Model:
-    """The model stored at path, or ModelFileError saying what is wrong with the file."""
+    """The model stored at path, or ModelFileError naming the file and what is wrong with it."""
+    weights, bias, threshold = _arrays(path)
+    defect = _defect(weights, bias, threshold)
+    if defect is not None:
+        raise ModelFileError(_message(path, defect))
+    return Model(weights.astype(np.float32), float(bias), float(threshold))
+
+
+def _defect(weights: npt.NDArray[np.generic], *scalars: npt.NDArray[np.generic]) -> str | None:
+    """Why the stored weights, bias and threshold are no working model, else None."""
+    if weights.ndim != 1 or weights.dtype.kind != "f":
+        return f"holds {weights.dtype} weights of shape {weights.shape}, not a list of floats"
+    if len(weights) != DIMENSIONS:
+        return f"has {len(weights)} weights, not {DIMENSIONS} (one per hash bucket)"
+    with np.errstate(over="ignore"):  # a weight beyond float32 becomes inf, refused next
+        used = weights.astype(np.float32)
+    if not np.isfinite(used).all():
+        return "holds weights that are not finite 32-bit floats"
+    for name, value in zip(("bias", "threshold"), scalars, strict=True):
+        if value.ndim != 0 or value.dtype.kind not in "fiu":
+            return f"has {value.dtype} of shape {value.shape} as its {name}, not a number"
+        if not np.isfinite(value):
+            return f"has {value} as its {name}, not a finite number"
+    low, high = _score_range(used, float(scalars[0]))
+    threshold = float(scalars[1])
+    if threshold >= high:
+        return f"has threshold {threshold:.4g}, which no text scores above (at most {high:.4g})"
+    if threshold < low:
+        return f"has threshold {threshold:.4g}, which every text scores above (at least {low:.4g})"
+    return None
+
+
+def _score_range(weights: npt.NDArray[np.float32], bias: float) -> tuple[float, float]:
+    """The lowest and the highest score a passage with n-grams can get (`Model.score_grams`):
+    the sum of its k lowest or highest weights over the square root of k, plus the bias."""
+    ordered = np.sort(weights)
+    root = np.sqrt(np.arange(1, len(ordered) + 1, dtype=np.float64))
+    low = np.cumsum(ordered, dtype=np.float64) / root
+    high = np.cumsum(ordered[::-1], dtype=np.float64) / root
+    return float(low.min()) + bias, float(high.max()) + bias
+
+
+_KEYS = ("weights", "bias", "threshold")
+
+
+def _arrays(path: Path) -> tuple[npt.NDArray[np.generic], ...]:
+    """The stored weights, bias and threshold as they are in the file."""
     try:
-        with np.load(path) as stored:
-            weights = stored["weights"].astype(np.float32)
-            bias = float(stored["bias"])
-            threshold = float(stored["threshold"])
+        stored = np.load(path, allow_pickle=False)
     except FileNotFoundError as exc:
-        raise ModelFileError(
-            f"the screen's classifier model {path} is missing; reinstall memory-plugin or "
-            "rebuild it with python training/screen/train.py"
-        ) from exc
-    except (OSError, ValueError, KeyError, EOFError) as exc:
-        raise ModelFileError(
-            f"the screen's classifier model {path} is unreadable ({exc}); reinstall "
-            "memory-plugin or rebuild it with python training/screen/train.py"
-        ) from exc
-    if weights.ndim != 1 or not len(weights) or not np.isfinite(weights).all():
-        raise ModelFileError(f"the screen's classifier model {path} holds no usable weights")
-    return Model(weights, bias, threshold)
+        raise ModelFileError(_message(path, "is missing")) from exc
+    except Exception as exc:  # a damaged archive fails in zipfile, zlib, numpy's header parser
+        raise ModelFileError(_message(path, f"is unreadable ({_named(exc)})")) from exc
+    if not isinstance(stored, NpzFile):
+        raise ModelFileError(_message(path, "is not an .npz archive"))
+    with stored:
+        missing = [key for key in _KEYS if key not in stored.files]
+        if missing:
+            raise ModelFileError(_message(path, f"has no {', '.join(missing)}"))
+        try:
+            return tuple(stored[key] for key in _KEYS)
+        except Exception as exc:  # as above, for the damage found when an array is read
+            raise ModelFileError(_message(path, f"is damaged ({_named(exc)})")) from exc
+
+
+def _named(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _check(path: Path, holds: bool, defect: str) -> None:
+    if not holds:
+        raise ModelFileError(_message(path, defect))
+
+
+def _message(path: Path, defect: str) -> str:
+    return (
+        f"the screen's classifier model {path} {defect}; the screen cannot run without it: "
+        "reinstall memory-plugin or rebuild it with python training/screen/train.py"
+    )
 
 
 @cache

@@ -48,6 +48,7 @@ __all__ = [
     "Screen",
     "Visibility",
     "active_screen",
+    "prepare_screen",
     "screen_from",
     "screening",
 ]
@@ -145,19 +146,24 @@ def screening(screen: Screen) -> Iterator[Screen]:
         _ACTIVE.reset(token)
 
 
+def prepare_screen() -> None:
+    """Load the classifier and build the rules' index now, not at the first write: a missing
+    or damaged classifier file raises ModelFileError naming it (never a silent pass)."""
+    from memory_plugin.safety.classifier import shipped
+    from memory_plugin.safety.rules import prepare
+
+    shipped()
+    prepare()
+
+
 def screen_from(
     check: Check | None, settings: MemorySettings, model: BaseChatModel | None = None
 ) -> Screen:
     """The screen for an operator's `check` and the judge the settings ask for
     (`screen_judge`, `screen_judge_failure`, `screen_judge_timeout`), asking `model`. A check
     that is not callable raises TypeError; a judge with no model raises SettingsError; a
-    missing or unreadable classifier model raises ModelFileError (never a silent pass). The
-    classifier and the rules' index are loaded here, not on the first write."""
-    from memory_plugin.safety.classifier import shipped
-    from memory_plugin.safety.rules import prepare
-
-    shipped()
-    prepare()
+    missing or damaged classifier file raises ModelFileError (see `prepare_screen`)."""
+    prepare_screen()
     judge = None
     if settings.screen_judge != "off":
         from memory_plugin.errors import SettingsError

@@ -13,6 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from memory_plugin.models import default_model
+from memory_plugin.safety.staged import prepare_screen
 from memory_plugin.scoped.consolidation import ConsolidationReport, aconsolidate, consolidate
 
 
@@ -42,7 +43,9 @@ def build_consolidation_graph(
 ) -> CompiledStateGraph[Any]:
     """A one-node graph that consolidates its store (under LangGraph Server, the server's);
     the model defaults to $MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else the built-in
-    offline model with a logged warning, read when the run starts."""
+    offline model with a logged warning, read when the run starts. A damaged classifier file
+    raises ModelFileError here, not in the first run."""
+    prepare_screen()
 
     def run_sync(state: ConsolidationState) -> ConsolidationState:
         chosen = model or default_model(maintenance=True)

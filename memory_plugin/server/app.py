@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory_plugin.connection import aconnect
 from memory_plugin.errors import MemoryPluginError
-from memory_plugin.safety.staged import Check, Screen, screening
+from memory_plugin.safety.staged import Check, Screen, prepare_screen, screening
 from memory_plugin.server import entries, forget, jobs, privacy, profile, scoped, threads
 from memory_plugin.server import settings as layers
 from memory_plugin.server.access import (
@@ -138,8 +138,9 @@ def create_app(
     `memory-plugin serve`, which like the chatbot trusts the workspace a run names).
     `screen(text, visibility)` is an extra safety check every write runs after the built-in
     rules, before the judge the `screen_judge` setting turns on (see docs/safety.md); one
-    that is not callable raises TypeError here."""
+    that is not callable raises TypeError here, and a damaged classifier file ModelFileError."""
     Screen(check=screen)  # a check that is not callable raises TypeError now, not at startup
+    prepare_screen()
     if authenticate is None:
         authenticate = load_tokens(tokens).get
     chosen = model or default_model()

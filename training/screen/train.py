@@ -33,6 +33,7 @@ sys.path.insert(0, str(HERE))
 from corpus import ATTACK, Example, everything  # noqa: E402
 
 from memory_plugin.safety.classifier import (  # noqa: E402
+    DIMENSIONS,
     MODEL_PATH,
     PASSAGE,
     grams,
@@ -41,7 +42,6 @@ from memory_plugin.safety.classifier import (  # noqa: E402
 )
 from memory_plugin.safety.normalise import variants  # noqa: E402
 
-DIMENSIONS = 2**20
 C = 16.0
 BENIGN_RATE = 0.003
 
