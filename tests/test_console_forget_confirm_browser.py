@@ -63,7 +63,7 @@ def ledger_in_memory(database: str) -> int:
 def labels(dialog: Any, which: str) -> list[str]:
     return [
         str(item.get_attribute("data-place"))
-        for item in dialog.locator(f"ul[data-list={which}] > li").all()
+        for item in dialog.locator(f"ul[data-list={which}] > li[data-place]").all()
     ]
 
 
@@ -84,13 +84,10 @@ def test_forget_selected_asks_with_what_goes_and_what_stays(
     assert box_at["x"] - row_at["x"] <= 24, (box_at, row_at)
     assert 0 < label_at["x"] - (box_at["x"] + box_at["width"]) <= 16, (box_at, label_at)
 
-    ticked = [
-        str(place.get_attribute("data-place"))
-        for place in places.all()
-        if place.locator("input[type=checkbox]").is_checked()
-    ]
-    stays = [str(place.get_attribute("data-place")) for place in places.all()]
-    stays = [place for place in stays if place not in ticked]
+    ids = [str(place.get_attribute("data-place")) for place in places.all()]
+    boxes = [place.locator("input[type=checkbox]").is_checked() for place in places.all()]
+    ticked = [place for place, box in zip(ids, boxes, strict=True) if box]
+    stays = [place for place, box in zip(ids, boxes, strict=True) if not box]
     assert len(ticked) == LEDGER_PLACES - 2 and len(stays) == 2
     notes_before = ledger_in_memory(database)
     assert notes_before > 0
@@ -111,7 +108,8 @@ def test_forget_selected_asks_with_what_goes_and_what_stays(
 
     ann.locator("li.place[data-kind=history] input[type=checkbox]").uncheck()
     ann.get_by_role("button", name="Forget selected").click()
-    ann.locator("dialog[open]").get_by_role("button", name=f"Forget in {len(ticked)} places").click()
+    dialog.wait_for()
+    dialog.get_by_role("button", name=f"Forget in {len(ticked)} places").click()
     ann.get_by_text(f"Forgot {len(ticked)} place(s).").wait_for()
     assert ledger_in_memory(database) == 0
     left = find(ann, "ledger")
