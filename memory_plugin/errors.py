@@ -39,3 +39,7 @@ class InvalidArgumentError(MemoryPluginError, ValueError):
 
 class ConflictError(MemoryPluginError):
     """Someone else changed the memory since it was read; nothing was stored."""
+
+
+class ModelFileError(MemoryPluginError):
+    """The safety screen's classifier file is missing, unreadable or damaged: nothing starts."""

@@ -26,9 +26,10 @@ from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage
 
 from memory_plugin import Backend, create_memory_graph
+from memory_plugin.errors import ModelFileError
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.safety import classifier, rules_violation
-from memory_plugin.safety.classifier import MODEL_PATH, ModelFileError, shipped
+from memory_plugin.safety.classifier import MODEL_PATH, shipped
 from memory_plugin.server import create_app
 from tests.console_seed import ANN as ANN_HEADERS
 from tests.console_seed import TOKENS

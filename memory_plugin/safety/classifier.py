@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.lib.npyio import NpzFile
 
-from memory_plugin.errors import MemoryPluginError
+from memory_plugin.errors import ModelFileError
 
 MODEL_PATH = Path(__file__).with_name("screen_model.npz")
 PASSAGE = 240
@@ -46,10 +46,6 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u
 T = TypeVar("T", bound=np.generic)
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
-
-
-class ModelFileError(MemoryPluginError):
-    """The classifier's model file is missing, unreadable or damaged: the screen cannot run."""
 
 
 _ASCII_WORD = np.array([chr(code).isalnum() or code == 0x5F for code in range(128)])
