@@ -32,7 +32,8 @@ DESCRIPTION = (
     "Space is limited (characters of all entries together): when a write would exceed the "
     "limit, replace or remove entries first, keeping by priority user preferences and "
     "corrections, then environment facts, then procedures; removing or shortening is always "
-    "allowed. Changes are saved at once and show in the next session."
+    "allowed. Changes are saved at once; what you add shows in the next session, what you "
+    "remove or replace leaves the blocks at once."
 )
 
 
