@@ -4,9 +4,10 @@ The screen's classifier (memory_plugin/safety/screen_model.npz) is checked whole
 starts: a threshold or bias that is not a finite number, a threshold no text (or every text)
 scores above, weights cut short, of the wrong kind or not finite, a missing array, a truncated
 or damaged archive, a file that is no archive. Each is refused before anything is served, with
-a message naming the file and the defect: building a graph (every defect), the console
-(`create_app`), the graphs `langgraph dev` serves, and `memory-plugin serve`, `chat` and `mcp`
-(exit status 2 and the message, no traceback). An intact file still refuses what it refused.
+a message naming the file and the defect: building a graph (every defect) or the middleware,
+the console (`create_app`), the graphs `langgraph dev` serves, and `memory-plugin serve`,
+`chat` and `mcp` (exit status 2 and the message, no traceback). An intact file still refuses
+what it refused.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage
 
-from memory_plugin import Backend, create_memory_graph
+from memory_plugin import Backend, MemoryMiddleware, create_memory_graph
 from memory_plugin.errors import ModelFileError
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.safety import classifier, rules_violation
@@ -140,6 +141,11 @@ def test_the_console_does_not_start(nan_threshold: Path, backend: Backend) -> No
         create_app(url="memory://", tokens=TOKENS)
     with pytest.raises(ModelFileError, match=pattern):
         create_app(backend.store, tokens=TOKENS, checkpointer=backend.checkpointer)
+
+
+def test_the_middleware_is_not_built(nan_threshold: Path) -> None:
+    with pytest.raises(ModelFileError, match=refusal(nan_threshold, "has nan as its threshold")):
+        MemoryMiddleware(remember(REFUSED))
 
 
 @pytest.mark.parametrize("graph", ["memory_agent", "consolidation"])
