@@ -144,6 +144,30 @@ def test_a_note_and_entry_deleted_through_rest_stay_deleted_unless_asked(
 
 
 @pytest.mark.slow
+def test_a_profile_deleted_by_opting_out_stays_deleted_unless_asked(
+    seeded: tuple[TestClient, Seeded], backend: Backend
+) -> None:
+    client, _ = seeded
+    before = export_json(backend.store)
+    assert client.delete("/api/profile", headers=ANN).status_code == 200
+    answer = client.post("/api/import?merge=true", headers=ANN, content=before)
+    assert answer.status_code == 200, answer.text
+    reasons = {
+        s["reason"]
+        for s in answer.json()["skipped"]
+        if s["kind"] == "profile" and s["path"] != ["cursors"]
+    }
+    assert reasons == {
+        "deleted when the user turned context memory off (the profile is off here), not imported"
+    }
+    assert client.get("/api/profile", headers=ANN).json()["profile"] is None
+    assert SECRETS["profile"] not in export_json(backend.store)
+    url = "/api/import?merge=true&include_forgotten=true"
+    assert client.post(url, headers=ANN, content=before).status_code == 200
+    assert SECRETS["profile"] in client.get("/api/profile", headers=ANN).text
+
+
+@pytest.mark.slow
 def test_the_cli_names_what_it_did_not_bring_back_and_brings_it_back_when_asked(
     backend_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -281,6 +281,7 @@ ALREADY = "already there"
 KEPT = "another value is already there; kept it"
 GONE = "a deleted note (tombstone) whose key holds another note; nothing to add"
 NOT_IMPORTED = ", not imported"
+OPTED_OUT = "deleted when the user turned context memory off (the profile is off here)"
 FORGOTTEN_HINT = (
     "Forgotten and deleted items are re-imported with --include-forgotten "
     "(REST: ?include_forgotten=true)."
@@ -376,14 +377,23 @@ def _tombstoned(old: Mapping[str, Any] | None, held: Held) -> str | None:
     return f"{how} on {str(old.get('deleted_at', ''))[:10]}"
 
 
+def _opted_out(present: Sequence[Held]) -> bool:
+    """Whether the owner opted out of the profile here (their settings layer turns it off, and
+    the opt-out deleted the profile with its change log)."""
+    layer = next((h.value for h in present if h.kind == "settings"), {})
+    values = layer.get("values")
+    off = isinstance(values, dict) and values.get("profile_user") is False
+    return off and not any(h.kind == "profile" and h.path == () for h in present)
+
+
 def import_plan(
     archive: Archive, *, merge: bool, semantic: bool, include_forgotten: bool = False
 ) -> Plan[ImportReport]:
     """Write the archive's items into the owner's memory; refused (nothing written) when the
     owner already has memory here, unless `merge`. An item whose key here holds its own
-    tombstone (forgotten or deleted since the export) is skipped, unless `include_forgotten`
-    puts it back. `semantic`: the store keeps a vector index (notes get their index copy,
-    entries are indexed)."""
+    tombstone (forgotten or deleted since the export), and the profile of an owner who opted
+    out of it here, are skipped, unless `include_forgotten` puts them back. `semantic`: the
+    store keeps a vector index (notes get their index copy, entries are indexed)."""
     owner, report = archive.owner, ImportReport(archive.owner)
     present = yield from inventory_plan(owner, None)
     if present and not merge:
@@ -392,6 +402,7 @@ def import_plan(
             "import with --merge (REST: ?merge=true) to add only what is missing; "
             "nothing was imported"
         )
+    opted_out = _opted_out(present)
     there = {(namespace_of(owner, h), h.key): h.value for h in present}
     notes_by_ns: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
     for (ns, _), value in there.items():
@@ -405,6 +416,8 @@ def import_plan(
         note = held.kind == "personal" and held.path == (NOTES,)
         old = there.get((ns, held.key))
         gone = _tombstoned(old, held)
+        if opted_out and held.kind == "profile" and old is None:
+            gone = OPTED_OUT
         if gone is not None and include_forgotten:
             report.reimported.append((held, gone))
         elif gone is not None:
