@@ -12,7 +12,15 @@ import pytest
 from fastapi.testclient import TestClient
 from langchain_core.messages import HumanMessage
 
-from memory_plugin import Backend, MemoryContext, MemorySettings, OfflineModel, create_memory_graph
+from memory_plugin import (
+    Backend,
+    MemoryContext,
+    MemorySettings,
+    OfflineModel,
+    create_memory_graph,
+    plans,
+)
+from memory_plugin.context_management.owners import release_plan
 from memory_plugin.offline.chat import Chat, thread_id
 from memory_plugin.scope.identity import OWNER_METADATA_KEY
 from memory_plugin.server import create_app
@@ -66,6 +74,7 @@ def test_a_chat_thread_is_listed_and_summarized_for_its_owner_only(backend: Back
     chat.send("Remember that my dog is called Rex.")
     chat.send("What is my dog called?")
     run(backend, "from-before-owners", "Hello from an old thread", owner=None)
+    plans.run(backend.store, release_plan("from-before-owners"))  # as run before owners
     run(backend, "mallory-thread", "Hello, I am Mallory", owner="mallory", user="mallory")
     client = console(backend)
     page = listed(client, ANN)

@@ -28,6 +28,7 @@ from langchain_core.messages import (
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 
+from memory_plugin.context_management.owners import release_plan
 from memory_plugin.context_management.prompts import message_text
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.plans import Plan, all_items_plan, arun, run
@@ -288,6 +289,7 @@ def _purge_plan(thread_id: str) -> Plan[None]:
             if not page:
                 break
             yield [PutOp(item.namespace, item.key, None) for item in page]
+    yield from release_plan(thread_id)
 
 
 def delete_thread(
@@ -297,15 +299,16 @@ def delete_thread(
     *,
     keep_journal: bool = True,
 ) -> int | None:
-    """Delete a thread's checkpoints; its journal and summaries are kept aside, the kept
-    incarnation returned (None when there was nothing to keep). With keep_journal=False they
-    are deleted too, with every kept incarnation of the thread id."""
+    """Delete a thread's checkpoints and its recorded owner; its journal and summaries are
+    kept aside, the kept incarnation returned (None when there was nothing to keep). With
+    keep_journal=False they are deleted too, with every kept incarnation of the thread id."""
     if not keep_journal:
         checkpointer.delete_thread(thread_id)
         run(store, _purge_plan(thread_id))
         return None
     incarnation = run(store, _move_aside_plan(thread_id))
     checkpointer.delete_thread(thread_id)
+    run(store, release_plan(thread_id))
     return incarnation
 
 
@@ -323,4 +326,5 @@ async def adelete_thread(
         return None
     incarnation = await arun(store, _move_aside_plan(thread_id))
     await checkpointer.adelete_thread(thread_id)
+    await arun(store, release_plan(thread_id))
     return incarnation

@@ -92,7 +92,9 @@ def erase_user(
 ) -> Erased:
     """Delete the owner's memory; with a `checkpointer`, the threads they own too (their
     checkpoints, journals and summaries, every kept incarnation)."""
-    threads = asyncio.run(aowned_thread_ids(checkpointer, owner.user_id)) if checkpointer else []
+    threads = (
+        asyncio.run(aowned_thread_ids(checkpointer, store, owner.user_id)) if checkpointer else []
+    )
     try:
         erased = run(store, erase_plan(owner))
     except UnknownUserError:
@@ -113,7 +115,7 @@ async def aerase_user(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> Erased:
     """Async twin of erase_user."""
-    threads = await aowned_thread_ids(checkpointer, owner.user_id) if checkpointer else []
+    threads = await aowned_thread_ids(checkpointer, store, owner.user_id) if checkpointer else []
     try:
         erased = await arun(store, erase_plan(owner))
     except UnknownUserError:

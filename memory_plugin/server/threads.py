@@ -56,13 +56,15 @@ async def list_threads(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="threads per page")] = 20,
 ) -> dict[str, Any]:
-    """The caller's threads (those whose checkpoints name them as owner), newest first."""
+    """The caller's threads (those they own: see owners), newest first."""
     settings = (await console.settings.aget(caller.context())).values
     summarize = switch(settings.compaction_manual, SUMMARIZE_OFF)
     checkpointer = console.checkpointer
     if checkpointer is None:
         return {"threads": [], "older": None, "summarize": summarize}
-    found = await owned_threads(checkpointer, caller.user_id, before=before, limit=limit + 1)
+    found = await owned_threads(
+        checkpointer, console.store, caller.user_id, before=before, limit=limit + 1
+    )
     page = found[:limit]
     threads = []
     for thread_id, _ in page:
@@ -82,7 +84,7 @@ async def summarize(thread_id: ThreadId, caller: CallerDep, console: ConsoleDep)
     if checkpointer is None:
         raise NotFound
     config: RunnableConfig = {"configurable": {"thread_id": check_id(thread_id, what="thread_id")}}
-    if await thread_owner(checkpointer, thread_id) != caller.user_id:
+    if await thread_owner(checkpointer, console.store, thread_id) != caller.user_id:
         raise NotFound
     config["metadata"] = {OWNER_METADATA_KEY: caller.user_id}
     with written_by(caller):
