@@ -31,6 +31,7 @@ from memory_plugin.privacy.archive import (
 )
 from memory_plugin.privacy.forget import Forgetter
 from memory_plugin.privacy.inventory import Owner
+from memory_plugin.privacy.readable import to_markdown
 from memory_plugin.privacy.values import MAX_DEPTH
 from memory_plugin.scope.namespaces import ROOT
 from memory_plugin.scoped import ScopedMemory
@@ -90,6 +91,9 @@ def test_a_forgotten_note_and_entry_stay_forgotten_unless_asked(
         done = forgetter.apply(forgetter.preview(ANN_OWNER, secret))
         assert done.removed >= 1, secret
     forgotten = everything(backend.store)
+    archive = parse(export_json(backend.store))  # its tombstones import, and read as deleted
+    assert f"- **{ENTRY_KEY}**: _(deleted)_" in to_markdown(archive)
+    assert SECRETS["entry"] not in archive.dumps()
 
     report = merge(backend.store, before)
     reasons = skipped(report)

@@ -113,19 +113,19 @@ class ProfileValue(_Value):
 class Operation(BaseModel):
     """One bullet operation of a profile change."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="allow")
 
     op: Op
     section: Annotated[StrictStr, AfterValidator(_section)]
-    before: StrictStr | None
-    after: StrictStr | None
+    before: StrictStr | None = None
+    after: StrictStr | None = None
 
 
 class ChangeValue(_Value):
     """One saved write of the profile's change log."""
 
     at: Instant
-    seq: Count
+    seq: Count | None = None
     operations: list[Operation]
     provenance: Origin = None
 
@@ -147,7 +147,7 @@ class EntryValue(_Value):
     importance: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
     updated_at: Instant
     expires_at: Instant | None = None
-    text: StrictStr
+    text: StrictStr | None = None
     provenance: Origin = None
 
 
@@ -161,7 +161,7 @@ class BoundedValue(_Value):
     """One bounded target: its entries, with the provenance of each."""
 
     entries: list[StrictStr]
-    version: Version
+    version: Version | None = None
     provenance: list[dict[str, Any] | None] | None = None
 
 
@@ -211,7 +211,7 @@ def _entry(key: str, value: dict[str, Any]) -> str | None:
         EntryTombstone.model_validate(value)
         return None if "content" not in value else "a tombstone keeps no content"
     entry = EntryValue.model_validate(value)
-    if entry.text != f"{key}: {entry.content}":
+    if entry.text is not None and entry.text != f"{key}: {entry.content}":
         return 'its text is "<key>: <content>"'
     return None if to_entry(_item((), key, value)) else "not an entry"
 
