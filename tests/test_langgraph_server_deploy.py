@@ -29,7 +29,9 @@ from typing import Any
 import pytest
 
 from memory_plugin import MemoryContext
+from memory_plugin.cli import main
 from memory_plugin.connection import connect
+from memory_plugin.context_management.owners import RECORDS
 from memory_plugin.scoped import ScopedMemory
 from tests.conftest import through_pgbouncer, url_for
 from tests.langgraph_server import (
@@ -48,6 +50,7 @@ TOKENS = {
     "ann-deploy-token": {"identity": "ann", "workspaces": ["acme"]},
     "bob-deploy-token": {"identity": "bob", "workspaces": ["bob-lab"]},
     "dana-deploy-token": {"identity": "dana"},
+    "erin-deploy-token": {"identity": "erin"},
     "ops-deploy-token": {"identity": "ops", "operator": True},
 }
 DANA_PROJECTS = range(6)
@@ -125,6 +128,28 @@ def test_memory_lives_in_postgres_and_stays_with_its_user(deployed: Deployed) ->
         for thread in (first, second, bobs):
             saved = backend.checkpointer.get_tuple({"configurable": {"thread_id": thread}})
             assert saved is not None, f"no checkpoint of thread {thread} in PostgreSQL"
+
+
+@pytest.mark.slow
+def test_delete_user_deletes_the_threads_the_graph_recorded_as_theirs(
+    deployed: Deployed, capsys: pytest.CaptureFixture[str]
+) -> None:
+    erin = client_for(deployed.url, "erin-deploy-token")
+    thread = erin.threads.create()["thread_id"]
+    told = stream_run(erin, thread, "Remember that my dog is called Rex.", {})
+    assert not told.errors, told.errors
+    bob = client_for(deployed.url, "bob-deploy-token")
+    bobs = bob.threads.create()["thread_id"]
+    assert not stream_run(bob, bobs, "Hello", {}).errors
+    with connect(deployed.database) as backend:
+        recorded = backend.store.get(RECORDS, thread)
+        assert recorded is not None and recorded.value == {"owner": "erin"}
+    capsys.readouterr()
+    assert main(["delete-user", "erin", "--threads", "--url", deployed.database]) == 0
+    assert "; 1 threads with their journals and summaries." in capsys.readouterr().out
+    with connect(deployed.database) as backend:
+        assert backend.checkpointer.get_tuple({"configurable": {"thread_id": thread}}) is None
+        assert backend.checkpointer.get_tuple({"configurable": {"thread_id": bobs}}) is not None
 
 
 @contextmanager
