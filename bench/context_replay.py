@@ -5,6 +5,7 @@ the summarization calls.
 Run: python bench/context_replay.py [--tokens 400000] [--window 128000] [--seed 12]
      [--backend memory://] [--prompt-tokens 0] [--per-turn] [--json out.json]
      python bench/context_replay.py --session [--turns 50] [--window 24000] [--json out.json]
+     python bench/context_replay.py --session --removals [--turns 50] [--window 24000]
 
 Two conversations, each run through `create_memory_graph` built as a user would (the backend
 from `connect`, every memory kind on its defaults) with fake models standing for the LLM:
@@ -24,6 +25,11 @@ summaries, flush notes and profile rewrites and counts them.
   the other turns); the default window is sized so that exactly one compaction happens. The
   profile may be consolidated in the background after a turn: the driver waits for the
   maintenance model to go quiet before the next turn.
+- `--removals` runs that session twice in one process, as scripted above and with a removal
+  every seventh turn besides, alternately a note deleted before the turn (the newest, as the
+  console deletes it) and a profile fact the user corrects (the maintenance model replaces the
+  bullet); it reports both, and counts the calls after a removal whose system message or
+  `<memory_update>` still holds the removed text (it must be 0).
 
 The headline, measured from the bytes sent and nothing else: for every agent model call the
 request a provider receives is recorded, the bound tools (`convert_to_openai_tool`, in order)
@@ -144,11 +150,14 @@ class Call:
 
 @dataclass(frozen=True)
 class ScriptTurn:
-    """A user question, its tool steps (parallel calls each) and the answer."""
+    """A user question, its tool steps (parallel calls each) and the answer; `removal`: the
+    newest note is deleted before the turn ("note"), or the user corrects a profile fact
+    ("fact")."""
 
     question: str
     steps: tuple[tuple[Call, ...], ...]
     answer: str
+    removal: str = ""
 
 
 def output_text(call: Call) -> str:
@@ -216,16 +225,40 @@ FACTS = (
         "Revisit the quota alerts",
     ),
 )
+# (section, the bullet corrected, what the user says, the bullet that replaces it)
+CORRECTIONS = (
+    (
+        "Identity",
+        "Works as an SRE at Northwind",
+        "Correction: I left Northwind, I am an SRE at Contoso now",
+        "Works as an SRE at Contoso",
+    ),
+    (
+        "Communication Preferences",
+        "Prefers short answers with tables",
+        "Correction: tables are outdated for me, I prefer plain prose",
+        "Prefers plain prose",
+    ),
+    (
+        "Work Context",
+        "Is moving the billing cluster to a new region this quarter",
+        "Correction: the billing move is done already",
+        "Moved the billing cluster to its new region",
+    ),
+)
 NOTE_EVERY = 5
 FACT_EVERY = 6
+REMOVE_EVERY = 7
 PASTE_SHARE = 0.15
 
 
-def session_script(seed: int, turns: int) -> list[ScriptTurn]:
+def session_script(seed: int, turns: int, removals: bool = False) -> list[ScriptTurn]:
     """`turns` turns: a note every fifth turn, a fact about the user every sixth, tool turns
-    (2-9 KB outputs) and plain answers."""
+    (2-9 KB outputs) and plain answers; with `removals`, every seventh turn a note deleted
+    or a fact corrected, in turn."""
     rng = random.Random(seed)
     facts = iter(FACTS)
+    corrections = iter(CORRECTIONS)
     out: list[ScriptTurn] = []
     for n in range(turns):
         topic = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
@@ -254,7 +287,12 @@ def session_script(seed: int, turns: int) -> list[ScriptTurn]:
         if rng.random() < PASTE_SHARE:  # the user pastes a log or a document
             question += "\n" + output_text(Call("paste", f"q{n}", rng.randint(2_000, 12_000)))
         answer = output_text(Call("answer", f"a{n}", rng.randint(400, 2_400)))
-        out.append(ScriptTurn(question, tuple(steps), f"Turn {n}: {answer}"))
+        removal = ""
+        if removals and n % REMOVE_EVERY == REMOVE_EVERY - 1:
+            removal = "note" if n // REMOVE_EVERY % 2 == 0 else "fact"
+            if removal == "fact" and (correction := next(corrections, None)) is not None:
+                question += f" {correction[2]}."
+        out.append(ScriptTurn(question, tuple(steps), f"Turn {n}: {answer}", removal))
     return out
 
 
@@ -376,6 +414,7 @@ class CallRecord:
     byte_prefix: bool
     broken_by: str
     messages: int
+    memory: str = ""
 
 
 class ReplayChat(BaseChatModel):
@@ -471,9 +510,23 @@ class ReplayChat(BaseChatModel):
             if first or byte_prefix
             else why_broken(self.last_tools, sent_tools, self.last_messages, sent, k),
             messages=len(sent),
+            memory="\n".join([text, *told(rest)]),
         )
         self.last_tools, self.last_messages = sent_tools, sent
         return record
+
+
+def told(messages: Sequence[BaseMessage]) -> list[str]:
+    """The `<memory_update>` parts of the messages (what memory told after the history)."""
+    return [
+        found.group(0)
+        for message in messages
+        if isinstance(message, HumanMessage)
+        for found in _UPDATE.finditer(str(message.content))
+    ]
+
+
+_UPDATE = re.compile(r"<memory_update>.*?</memory_update>", re.DOTALL)
 
 
 def _profile_body(prompt: str) -> dict[str, list[str]]:
@@ -507,6 +560,7 @@ class MaintenanceChat(BaseChatModel):
     profile_rewrites: int = 0
     profile_noops: int = 0
     others: int = 0
+    corrected: list[str] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -543,13 +597,20 @@ class MaintenanceChat(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
     def consolidate(self, prompt: str) -> str:
-        """The profile with the facts the user stated in the exchange, or NOOP."""
+        """The profile with the facts the user stated in the exchange (a corrected fact
+        replaced), or NOOP."""
         exchange = prompt.split("<exchange>", 1)[-1]
         sections = _profile_body(prompt)
         added = False
         for section, said, bullet in FACTS:
             if said in exchange and bullet not in sections.get(section, []):
                 sections.setdefault(section, []).append(bullet)
+                added = True
+        for section, old, said, bullet in CORRECTIONS:
+            bullets = sections.get(section, [])
+            if said in exchange and old in bullets:
+                bullets[bullets.index(old)] = bullet
+                self.corrected.append(old)
                 added = True
         if not added:
             self.profile_noops += 1
@@ -593,6 +654,9 @@ class Report:
     total_full_history_tokens: int
     seconds: float
     median_turn_ms: float
+    removals: int = 0
+    removal_calls: list[int] = field(default_factory=list)
+    removed_still_shown_calls: int = 0
     breaks_by_cause: dict[str, int] = field(default_factory=dict)
     breaks: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
@@ -624,13 +688,16 @@ def replay(
     settings: MemorySettings,
     prompt_tokens: int = 0,
     session_turns: int = 0,
+    removals: bool = False,
 ) -> Report:
-    """Run the whole script (the scripted session with `session_turns`, else the generated
-    conversation) through the prebuilt graph; the report."""
+    """Run the whole script (the scripted session with `session_turns`, with its removals
+    when asked, else the generated conversation) through the prebuilt graph; the report."""
     counter = counter_for(None)
     prompt = system_prompt(prompt_tokens)
     turns = (
-        session_script(seed, session_turns) if session_turns else script(seed, raw_tokens, counter)
+        session_script(seed, session_turns, removals)
+        if session_turns
+        else script(seed, raw_tokens, counter)
     )
     _sizes.clear()
     _sizes.update({c.arg: c.out_chars for t in turns for step in t.steps for c in step})
@@ -658,14 +725,19 @@ def replay(
             "configurable": {"thread_id": f"replay-{seed}"},
             "recursion_limit": 200,
         }
+        removed: list[tuple[int, str]] = []  # (the first call it must not reach, the text)
         for n, turn in enumerate(turns):
             model.turn, model.step = n, 0
+            if turn.removal == "note":
+                removed += delete_newest_note(ScopedMemory(backend.store), len(model.calls))
+            corrected = len(maintenance.corrected)
             question = HumanMessage(turn.question)
             model.raw.append(question)
             begin = time.perf_counter()
             graph.invoke({"messages": [question]}, config, context=CONTEXT)
             turn_ms.append((time.perf_counter() - begin) * 1000)
             settle(maintenance)
+            removed += [(len(model.calls), old) for old in maintenance.corrected[corrected:]]
         notes = [note.body for note in ScopedMemory(backend.store).list_notes(CONTEXT)]
         stored = ProfileMemory(backend.store).read(CONTEXT)
         bullets = [b for s in PROFILE_SECTIONS for b in stored.bullets(s)] if stored else []
@@ -675,7 +747,23 @@ def replay(
     )
     report.mode = "session" if session_turns else "replay"
     report.notes_stored, report.profile_bullets = notes, bullets
+    report.removals = len(removed)
+    report.removal_calls = sorted({start for start, _ in removed})
+    report.removed_still_shown_calls = sum(
+        any(k >= start and text in call.memory for start, text in removed)
+        for k, call in enumerate(model.calls)
+    )
     return report
+
+
+def delete_newest_note(scoped: ScopedMemory, first_call: int) -> list[tuple[int, str]]:
+    """Delete the newest note, as the console would; what it held, from the next call on."""
+    notes = scoped.list_notes(CONTEXT)
+    if not notes:
+        return []
+    newest = max(notes, key=lambda note: note.key)
+    scoped.delete_note(CONTEXT, newest.key)
+    return [(first_call, newest.body)]
 
 
 def summarize(
@@ -812,6 +900,11 @@ def print_report(report: Report, per_turn: bool) -> None:
         f"for the full history ({ratio:.1%}, {1 / max(ratio, 1e-9):.1f}x fewer)"
     )
     print(f"wall {r.seconds:.1f} s, median turn {r.median_turn_ms:.1f} ms")
+    if r.removals:
+        print(
+            f"removals {r.removals}; calls after a removal still showing the removed text in "
+            f"the system message or a memory update: {r.removed_still_shown_calls}"
+        )
     if r.breaks:
         print("\nCalls that did not send the previous request as a byte prefix:\n")
         print("| call | turn.step | first difference | bytes reused | since the previous call |")
@@ -862,23 +955,45 @@ def main() -> None:
         "--session", action="store_true", help="the scripted session (notes, profile updates)"
     )
     parser.add_argument("--turns", type=int, default=50, help="turns of --session")
+    parser.add_argument(
+        "--removals",
+        action="store_true",
+        help="--session without and then with a removal every seventh turn, both reported",
+    )
     parser.add_argument("--per-turn", action="store_true", help="one row per turn")
     parser.add_argument("--json", type=Path, help="write the report (with per call rows)")
     args = parser.parse_args()
+    if args.removals and not args.session:
+        parser.error("--removals is a variant of --session: pass both")
     window = args.window or (SESSION_WINDOW if args.session else 128_000)
     settings = MemorySettings()
-    report = replay(
-        args.backend,
-        args.seed,
-        args.tokens,
-        window,
-        settings,
-        args.prompt_tokens,
-        session_turns=args.turns if args.session else 0,
-    )
-    print_report(report, args.per_turn)
+    runs = (False, True) if args.removals else (False,)
+    reports = {}
+    for removals in runs:
+        report = replay(
+            args.backend,
+            args.seed,
+            args.tokens,
+            window,
+            settings,
+            args.prompt_tokens,
+            session_turns=args.turns if args.session else 0,
+            removals=removals,
+        )
+        if args.removals:
+            print(f"\n## {'with' if removals else 'without'} removals\n")
+        print_report(report, args.per_turn)
+        reports["with_removals" if removals else "without_removals"] = asdict(report)
+    if args.removals:
+        plain, removed = reports["without_removals"], reports["with_removals"]
+        print(
+            f"\nbyte prefix calls without / with removals: {plain['byte_prefix_share']:.1%} / "
+            f"{removed['byte_prefix_share']:.1%}; cacheable bytes "
+            f"{plain['cacheable_bytes_share']:.1%} / {removed['cacheable_bytes_share']:.1%}"
+        )
     if args.json:
-        args.json.write_text(json.dumps(asdict(report), indent=1))
+        body = reports if args.removals else reports["without_removals"]
+        args.json.write_text(json.dumps(body, indent=1))
 
 
 if __name__ == "__main__":

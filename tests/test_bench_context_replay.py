@@ -77,3 +77,29 @@ def test_session_measures_the_bytes_sent_and_stores_the_memory_it_scripts(
     assert sorted(figures["notes_stored"]) == sorted(notes)
     assert profile is not None and figures["profile_rewrites"] >= 1
     assert "Works as an SRE at Northwind" in profile.bullets("Identity")
+
+
+def test_removals_leave_the_prompt_and_both_sessions_are_reported(tmp_path: Path) -> None:
+    report = tmp_path / "removals.json"
+    args = ["--session", "--removals", "--turns", "15", "--window", "18000"]
+    done = run_bench("context_replay.py", [*args, "--json", str(report)], 180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(report.read_text())
+    plain, removed = figures["without_removals"], figures["with_removals"]
+    assert plain["removals"] == 0 and plain["turns"] == removed["turns"] == 15
+
+    # a note deleted before turn 6, a fact corrected on turn 13: neither is shown after
+    assert removed["removals"] == 2 and len(removed["removal_calls"]) == 2
+    assert removed["removed_still_shown_calls"] == 0
+    assert "still showing the removed text in the system message or a memory update: 0" in (
+        done.stdout
+    )
+    assert f"cacheable bytes {plain['cacheable_bytes_share']:.1%} / " in done.stdout
+
+    # the system message changes on a compaction call or the first call after a removal only
+    rows = removed["calls"]
+    allowed = {r["call"] for r in rows if r["summaries_since_last_call"]}
+    allowed |= set(removed["removal_calls"])
+    system_breaks = {b["call"] for b in removed["breaks"] if b["broken_by"].startswith("system")}
+    assert system_breaks <= allowed
+    assert system_breaks & set(removed["removal_calls"]), "a removal starts a new snapshot"
