@@ -5,32 +5,40 @@ of its own, in a copy of the caller's context (so the safety screen, the provena
 run's stream writer stay those of the turn); started inside a running event loop it is a task
 on that loop. Jobs under one key run one after another, in the order they were started (the
 later one waits for the earlier to finish, at most `chain_wait` seconds); jobs under
-different keys run side by side. A daemon thread does not hold the process at exit and a
-task dies with its loop: a job's work must be safe to lose and to redo (the profile's
-journal cursor makes it so). A failure is logged, never raised.
+different keys run side by side. A failure is logged, never raised.
+
+Nothing is lost at exit, whether or not the backend was closed: at interpreter exit the
+process waits for the jobs of sync callers, at most the exit_wait_seconds setting (30 s), and
+logs what it gave up on. When an event loop closes with jobs on it (asyncio.run cancels every
+task left when its coroutine returns) each job goes on in a task of its own that the loop
+waits for, at most as long, sending again the request it was waiting for: a job's work must
+be safe to redo (the profile's journal cursor makes it so).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures.thread  # noqa: F401  (its exit hook must be registered before ours)
 import contextvars
 import logging
 import threading
 import time
 import weakref
-from collections.abc import Hashable
+from collections.abc import Coroutine, Hashable
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from memory_plugin.plans import Plan, arun, run
+from memory_plugin.plans import Drive, Plan, run
+from memory_plugin.settings.timeout import exit_wait
 
 logger = logging.getLogger(__name__)
 CHAIN_WAIT = 600.0
 Job = Future[Any] | asyncio.Task[Any]
 _runners: weakref.WeakSet[Background] = weakref.WeakSet()
+_exit_wait: float | None = None
 
 
 class Background:
@@ -75,7 +83,7 @@ class Background:
 
             threading.Thread(target=work, name=f"memory-plugin-{self.name}", daemon=True).start()
             return future
-        return loop.create_task(self._arun(before, store, plan, loop))
+        return JobTask(self.name, self._arun(before, store, plan, loop), loop)
 
     async def _arun(
         self,
@@ -83,6 +91,18 @@ class Background:
         store: BaseStore,
         plan: Plan[Any],
         loop: asyncio.AbstractEventLoop,
+    ) -> Any:
+        drive = Drive(store, plan)
+        while True:
+            try:
+                return await self._drive(before, drive, loop)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not isinstance(task, JobTask) or not task.closing or task.cancelling():
+                    raise
+
+    async def _drive(
+        self, before: Job | None, drive: Drive[Any], loop: asyncio.AbstractEventLoop
     ) -> Any:
         earlier: asyncio.Future[Any] | None = None
         if isinstance(before, Future):
@@ -92,7 +112,7 @@ class Background:
         if earlier is not None and not earlier.done():
             await asyncio.wait({earlier}, timeout=self.chain_wait)
         try:
-            return await arun(store, plan)
+            return await drive.arun()
         except Exception as exc:
             _failed(self.name, exc)
             return None
@@ -135,10 +155,71 @@ class Background:
             await asyncio.wait(waiting)
 
 
+class JobTask(asyncio.Task[Any]):
+    """The task of a job started inside an event loop. It declines the cancellation of every
+    task of a loop that is closing (asyncio.run's, when its coroutine returns: the loop is not
+    running then), so the loop waits for it, at most `exit_seconds()`; its requests that were
+    cancelled meanwhile are sent again."""
+
+    def __init__(
+        self, name: str, coro: Coroutine[Any, Any, Any], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        super().__init__(coro, loop=loop, name=f"memory-plugin-{name}")
+        self.job = name
+        self.closing = False
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        """Cancel the job, unless its loop is closing: then finish it first (bounded)."""
+        loop = self.get_loop()
+        if self.closing or loop.is_running():
+            return super().cancel(msg)
+        self.closing = True
+        timer = loop.call_later(exit_seconds(), self._give_up)
+        self.add_done_callback(lambda _: timer.cancel())
+        return False
+
+    def _give_up(self) -> None:
+        _gave_up([self.job], "as its event loop closed")
+        super().cancel()
+
+
 def _failed(name: str, exc: BaseException) -> None:
     """Log a failed job in one line (its traceback at debug level): the turn has its answer."""
     logger.warning("%s: background job failed: %s: %s", name, type(exc).__name__, exc)
     logger.debug("%s: background job failed", name, exc_info=exc)
+
+
+def _gave_up(names: list[str], when: str) -> None:
+    """Say on the log (stderr when logging is not set up) which jobs were given up."""
+    jobs = "job" if len(names) == 1 else "jobs"
+    logger.warning(
+        "memory: gave up waiting for %d background %s (%s) after %g s %s",
+        len(names),
+        jobs,
+        ", ".join(sorted(set(names))),
+        exit_seconds(),
+        when,
+    )
+
+
+def wait_at_exit(seconds: float) -> None:
+    """Set how long the process waits for background jobs at exit (connect does, from the
+    exit_wait_seconds setting)."""
+    global _exit_wait
+    _exit_wait = seconds
+
+
+def exit_seconds() -> float:
+    """How long the process waits for background jobs at exit: what `wait_at_exit` set, else
+    the exit_wait_seconds setting of the environment, else its default."""
+    return exit_wait() if _exit_wait is None else _exit_wait
+
+
+def _drain_at_exit() -> None:
+    """Wait for the jobs of sync callers, at most `exit_seconds()`, and log those given up."""
+    if not wait_all(timeout=exit_seconds()):
+        names = [r.name for r in list(_runners) for job in r.pending() if isinstance(job, Future)]
+        _gave_up(names, "at exit")
 
 
 def wait_all(name: str | None = None, timeout: float | None = 30.0) -> bool:
@@ -157,3 +238,8 @@ async def await_every(name: str | None = None) -> None:
     for runner in list(_runners):
         if name is None or runner.name == name:
             await runner.await_all()
+
+
+# Before the executors of concurrent.futures stop (a job may still use one) and before the
+# interpreter waits for its non-daemon threads.
+threading._register_atexit(_drain_at_exit)  # type: ignore[attr-defined]

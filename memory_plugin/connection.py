@@ -20,8 +20,9 @@ from memory_plugin.backends import (
     open_backend,
     parse_url,
 )
+from memory_plugin.background import wait_at_exit
 from memory_plugin.settings.schema import MemorySettings
-from memory_plugin.settings.timeout import store_timeout
+from memory_plugin.settings.timeout import exit_wait, store_timeout
 
 __all__ = ["AsyncConnection", "aconnect", "connect"]
 
@@ -37,10 +38,14 @@ def connect(
     `index` is LangGraph's IndexConfig (`embed`, `dims`, optional `fields`); where the backend
     cannot do vector search the store runs keyword-only and logs that once. A PostgreSQL
     server that is down costs a caller at most `store_timeout_seconds` (from
-    $MEMORY_STORE_TIMEOUT_SECONDS, else `settings`, else 5 s).
+    $MEMORY_STORE_TIMEOUT_SECONDS, else `settings`, else 5 s). Background memory work still
+    running at exit (a profile update) is waited for, closed backend or not, at most
+    `exit_wait_seconds` (from $MEMORY_EXIT_WAIT_SECONDS, else the `settings` given here, else
+    30 s).
     """
     parsed = parse_url(url)
     config = normalize_index(index)
+    _set_exit_wait(settings)
     return open_backend(parsed, config, store_timeout=store_timeout(settings))
 
 
@@ -53,7 +58,8 @@ def aconnect(
     """Async twin of connect: `async with aconnect(url) as backend` (or `await aconnect(url)`).
 
     The store and checkpointer are async-native; `async with` closes them, an awaited backend
-    is closed by `aclose()`.
+    is closed by `aclose()`. One never closed does not hold the process at exit, and its
+    background memory work finishes first (see connect).
     """
     return AsyncConnection(url, index, settings)
 
@@ -93,4 +99,10 @@ async def _aopen(
 ) -> Backend:
     parsed = parse_url(url)
     config = normalize_index(index)
+    _set_exit_wait(settings)
     return await aopen_backend(parsed, config, store_timeout=store_timeout(settings))
+
+
+def _set_exit_wait(settings: MemorySettings | None) -> None:
+    if settings is not None:
+        wait_at_exit(exit_wait(settings))

@@ -23,7 +23,7 @@ from collections.abc import Generator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -115,7 +115,11 @@ async def _ainvoke(call: ModelCall) -> Any:
         task: asyncio.Future[Any] = asyncio.ensure_future(call.model.ainvoke(messages))
     else:
         task = asyncio.wrap_future(_in_thread(call.model, messages))
-    done, _ = await asyncio.wait({task}, timeout=call.timeout)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=call.timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
     if not done:
         task.cancel()
         task.add_done_callback(_forget)
@@ -163,20 +167,37 @@ def run(store: BaseStore, plan: Plan[T]) -> T:
 
 async def arun(store: BaseStore, plan: Plan[T]) -> T:
     """Drive a plan to completion asynchronously."""
-    try:
-        request = next(plan)
-        while True:
-            try:
-                if isinstance(request, list):
-                    result: Any = await store.abatch([storable_op(op) for op in request])
+    return await Drive(store, plan).arun()
+
+
+class Drive(Generic[T]):
+    """A plan driven asynchronously that can be driven on after a cancellation interrupted a
+    request: that request is sent again (memory_plugin.background finishes its jobs so when
+    their event loop closes)."""
+
+    def __init__(self, store: BaseStore, plan: Plan[T]) -> None:
+        self.store = store
+        self.plan = plan
+        self._request: Request | None = None
+
+    async def arun(self) -> T:
+        """Drive the plan to completion from where it stands."""
+        try:
+            if self._request is None:
+                self._request = next(self.plan)
+            while True:
+                try:
+                    if isinstance(self._request, list):
+                        ops = [storable_op(op) for op in self._request]
+                        result: Any = await self.store.abatch(ops)
+                    else:
+                        result = await self._request.arun(self.store)
+                except Exception as exc:
+                    self._request = _resume(self.plan, None, exc)
                 else:
-                    result = await request.arun(store)
-            except Exception as exc:
-                request = _resume(plan, None, exc)
-            else:
-                request = _resume(plan, result, None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+                    self._request = _resume(self.plan, result, None)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
 
 def _waited(failure: Exception) -> bool:

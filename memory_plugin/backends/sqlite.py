@@ -25,6 +25,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.fts import asqlite_setup, mark_ready, sqlite_setup
 from memory_plugin.backends.index import log_once
+from memory_plugin.backends.unclosed import stop_at_exit
 from memory_plugin.errors import BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
 
@@ -195,8 +196,8 @@ async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExit
     module, vectors = _module(index)
 
     def connector(mod: ModuleType, cache: int = 0, **kwargs: Any) -> aiosqlite.Connection:
-        return aiosqlite.Connection(
-            lambda: _connect(mod, path, cache, **kwargs), iter_chunk_size=64
+        return stop_at_exit(
+            aiosqlite.Connection(lambda: _connect(mod, path, cache, **kwargs), iter_chunk_size=64)
         )
 
     store_conn = await connector(module, STORE_CACHE_KIB, isolation_level=None)

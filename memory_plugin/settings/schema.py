@@ -69,6 +69,13 @@ class MemorySettings(BaseModel):
         le=120.0,
         layers=PLATFORM_ONLY,
     )
+    exit_wait_seconds: float = _f(
+        30.0,
+        "a process waits at most this at exit for background memory work (a profile update)",
+        ge=0.0,
+        le=600.0,
+        layers=PLATFORM_ONLY,
+    )
 
     # Memory kinds (the prebuilt graph wires and binds the tools of the kinds that are on)
     scoped_memory: bool = _f(True, "curated documents and dated notes")
