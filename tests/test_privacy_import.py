@@ -290,6 +290,13 @@ def document_with(value: str) -> str:
     )
 
 
+def test_a_path_that_is_not_text_is_refused_naming_the_item() -> None:
+    document = json.loads(document_with('"Ann"'))
+    document["items"][0]["path"] = [["entries"]]
+    with pytest.raises(ArchiveError, match=r"^items\[0\]: agent memory holds no items at path"):
+        parse(json.dumps(document))
+
+
 def test_json_nested_too_deeply_is_refused_with_a_message() -> None:
     with pytest.raises(ArchiveError, match="the file nests JSON too deeply"):
         parse(document_with(nested(10_000)))

@@ -160,7 +160,8 @@ def _item(raw: Any, n: int) -> Held:
     if (agent is not None) != (kind in ("agent", "bounded")):
         raise _fail(where, "agent and bounded entries, and only they, name their agent")
     path = raw["path"]
-    if not isinstance(path, list) or tuple(path) not in PATHS[kind]:
+    texts = isinstance(path, list) and all(isinstance(label, str) for label in path)
+    if not texts or tuple(path) not in PATHS[kind]:
         raise _fail(where, f"{kind} memory holds no items at path {path!r}")
     key, value = raw["key"], raw["value"]
     if not isinstance(key, str) or not key or "\x00" in key:
