@@ -57,6 +57,7 @@ from memory_plugin.profile.prompts import NOOP, consolidation_messages
 from memory_plugin.provenance import Provenance, current, origin, turn_of
 from memory_plugin.scope import profile_scope
 from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import UserKey
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import TokenCounter, counter_for
 
@@ -394,7 +395,7 @@ class ProfileMemory(MemoryService):
     ) -> None:
         """Consolidate the turn that just ended in the background; returns at once and never
         raises (a sync caller gets a daemon thread, one inside a running event loop a task on
-        that loop; jobs of one user and thread run in order).
+        that loop; jobs of one person (org and user) and thread run in order).
 
         `state` is the graph state at the end of the turn: its messages and memory_context,
         whose `journal_seq` is the journal's next seq after the final answer was journaled.
@@ -425,7 +426,7 @@ class ProfileMemory(MemoryService):
             thread_id = str(thread) if thread else None
             target = store if store is not None else self.store
             plan = self._job_plan(target, ctx, messages, info, thread_id, settings, provenance)
-            self._jobs.start((ctx.user_id, thread_id), target, plan)
+            self._jobs.start((UserKey(ctx.org_id, ctx.user_id), thread_id), target, plan)
         except Exception:
             logger.warning("the profile consolidation could not start", exc_info=True)
 
