@@ -21,12 +21,13 @@ from langchain_core.messages import HumanMessage
 from memory_plugin import Backend, MemoryContext, OfflineModel, connect, create_memory_graph
 from memory_plugin.cli import main
 from memory_plugin.context_management.journal import delete_thread
-from memory_plugin.context_management.owners import aowned_thread_ids, thread_owner
+from memory_plugin.context_management.owners import RECORDS, aowned_thread_ids, thread_owner
 from memory_plugin.offline.chat import Chat, thread_id
 from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.privacy.erase import aerase_user, erase_user
 from memory_plugin.privacy.inventory import Owner
 from memory_plugin.profile.memory import await_profiles, wait_for_profiles
+from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server import create_app
 from memory_plugin.settings import MemorySettings
 from tests.conftest import url_for
@@ -134,6 +135,18 @@ async def test_a_deleted_thread_id_is_free_for_its_next_user(backend: Backend) -
     graph.invoke(turn("Hello"), on("reused"), context=BOB)
     assert (await owned(backend, "ann"), await owned(backend, "bob")) == ([], ["reused"])
     assert await thread_owner(backend.checkpointer, backend.store, "reused") == "bob"
+
+
+@pytest.mark.slow
+def test_deleting_a_user_with_threads_leaves_no_record_naming_them(backend: Backend) -> None:
+    ScopedMemory(backend.store).remember(MemoryContext(user_id="ann"), "Ann likes tea")
+    graph = graph_of(backend)
+    graph.invoke(turn("Hello"), on("deleted-elsewhere"), context=ANN)
+    graph.invoke(turn("Hello"), on("bobs"), context=BOB)
+    backend.checkpointer.delete_thread("deleted-elsewhere")  # as LangGraph Server's API does
+    assert backend.store.search(RECORDS, filter={"owner": "ann"}) != []
+    erase_user(backend.store, Owner("ann"), checkpointer=backend.checkpointer)
+    assert [item.value for item in backend.store.search(RECORDS)] == [{"owner": "bob"}]
 
 
 @pytest.mark.slow

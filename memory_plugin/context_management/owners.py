@@ -4,7 +4,8 @@ The graph records it: a thread's first turn (the memory nodes' load_memory, whic
 create_memory_graph and MemoryMiddleware run) claims the thread for the run's resolved context
 (its `thread_owner_id`, else its `user_id`; memory_plugin.scope.identity decides them), in
 the thread's state and in a record in the store; later turns, whoever runs them, never change
-it. Deleting the thread (journal.delete_thread) deletes the record.
+it. Deleting the thread (journal.delete_thread) deletes the record, and deleting a user with
+their threads (privacy.erase) every record naming them.
 
 A thread's owner is the `owner` metadata of its newest checkpoint that records one (as every
 run of LangGraph Server's thread-ownership recipe, the chatbot and Summarize now write it, and
@@ -88,6 +89,14 @@ def claim_plan(
 def release_plan(thread_id: str) -> Plan[None]:
     """Forget the owner the graph recorded for a thread (it was deleted)."""
     yield [PutOp(RECORDS, thread_id, None)]
+
+
+def disown_plan(owner: str) -> Plan[None]:
+    """Forget every record naming `owner` (a user deleted with their threads), those of
+    threads deleted some other way (LangGraph Server's API, the checkpointer alone) too."""
+    threads = yield from _recorded_plan(owner)
+    for start in range(0, len(threads), RECORD_PAGE):
+        yield [PutOp(RECORDS, thread, None) for thread in threads[start : start + RECORD_PAGE]]
 
 
 def _record_plan(thread_id: str) -> Plan[str | None]:

@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore, Op, PutOp
 
 from memory_plugin.backends.claims import DropCounters
 from memory_plugin.context_management.journal import adelete_thread, delete_thread
-from memory_plugin.context_management.owners import aowned_thread_ids
+from memory_plugin.context_management.owners import aowned_thread_ids, disown_plan
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.privacy.inventory import (
     KIND_ORDER,
@@ -104,6 +104,7 @@ def erase_user(
     if checkpointer is not None:
         for thread in threads:
             delete_thread(checkpointer, store, thread, keep_journal=False)
+        run(store, disown_plan(owner.user_id))
         erased.threads = len(threads)
     return erased
 
@@ -124,5 +125,6 @@ async def aerase_user(
         erased = Erased(owner, dict.fromkeys(KIND_ORDER, 0))
     if checkpointer is not None:
         await adelete_threads(checkpointer, store, threads)
+        await arun(store, disown_plan(owner.user_id))
         erased.threads = len(threads)
     return erased
