@@ -260,11 +260,13 @@ class Chat:
 
 def thread_id(ctx: MemoryContext, thread: str) -> str:
     """The checkpointer's id for a chat thread: a private thread is the user's own in the
-    workspace, a shared one the workspace's, so one name never opens another's thread."""
+    workspace, a shared one the workspace's, each in its org, so one name never opens another
+    person's thread (nor one of a user or workspace of the same id in another org)."""
+    tenant = ["org", ctx.org_id] if ctx.org_id else []
     if ctx.thread_visibility == "shared":
-        owner = ["team", ctx.workspace_id or ""]
+        owner = [*tenant, "team", ctx.workspace_id or ""]
     else:
-        owner = ["user", ctx.workspace_id or "", ctx.user_id or ""]
+        owner = [*tenant, "user", ctx.workspace_id or "", ctx.user_id or ""]
     return ":".join(quote(part, safe="") for part in [*owner, thread])
 
 
