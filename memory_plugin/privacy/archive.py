@@ -8,11 +8,13 @@ its change log, entries, the settings layer. Items are sorted and keys too, and 
 own timestamps are left out, so the same memory always exports byte-identical JSON.
 
 An import checks the whole document first (JSON, format and schema version, every item's
-shape, every text through the safety screen, the settings through their checks) and writes
-nothing when any of it fails. Into a user who already has memory it is refused unless
-merging, which writes only what is missing: an item already there is skipped, a note whose
-key holds another note is appended at its day's next position unless its text is already
-a note of that day.
+shape and its value against its kind's schema (memory_plugin.privacy.values), every text
+through the safety screen, the settings through their checks) and writes nothing when any of
+it fails. Into a user who already has memory it is refused unless merging, which writes only
+what is missing: an item already there is skipped, a note whose key holds another note is
+appended at its day's next position unless its text is already a note of that day. What was
+forgotten or deleted here since the export (its key holds its tombstone; a profile the user
+opted out of) is left out and named in the report, unless `include_forgotten`.
 """
 
 from __future__ import annotations
