@@ -41,7 +41,7 @@ from tests.console_seed import TOKENS
 from tests.fakes import ProfileModel
 
 SYSTEM = "Answer briefly."
-SETTINGS = MemorySettings(agent_memory=True, bounded_memory=True)
+SETTINGS = MemorySettings(agent_memory=True, bounded_memory=True, recent_notes_max_chars=500)
 ANN = MemoryContext(user_id="ann", org_id="o1", agent_id="helper")
 ANN_TEAM = MemoryContext(
     user_id="ann", org_id="o1", workspace_id="acme", thread_visibility="shared"
@@ -345,3 +345,37 @@ async def test_removed_memory_leaves_a_middleware_agents_next_model_call_async(
     abackend: Backend, case: Callable[[Any, Scripted], Scenario]
 ) -> None:
     await adrive(case, Run(abackend, middleware=True))
+
+
+def bounded_entry_added(store: Any, model: Scripted) -> Scenario:
+    bounded = BoundedMemory(store, settings=SETTINGS)
+    yield bounded.apply_plan(ANN, "add", "user", f"Has a cat called {KEPT}", None)
+    yield Turn("hello")
+    yield bounded.apply_plan(ANN, "add", "user", f"Locker code is {SECRET}", None)
+    yield Turn("and again")
+    before, after = model.sent[-2], model.sent[-1]
+    assert after[0].content == before[0].content and SECRET not in str(after[0].content)
+
+
+def notes_pushed_out_of_a_full_block(store: Any, model: Scripted) -> Scenario:
+    scoped = ScopedMemory(store)
+    for n in range(8):
+        yield scoped.remember_plan(ANN, f"Filler note {n}: " + "x" * 60)
+    yield Turn("hello")
+    yield scoped.remember_plan(ANN, f"Ann's cat is called {KEPT}")
+    yield Turn("and again")
+    before, after = model.sent[-2], model.sent[-1]
+    assert after[0].content == before[0].content
+    assert KEPT in model.request() and KEPT not in str(after[0].content)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case", [bounded_entry_added, notes_pushed_out_of_a_full_block], ids=lambda c: c.__name__
+)
+def test_what_is_only_added_keeps_the_system_message(
+    backend: Backend, case: Callable[[Any, Scripted], Scenario]
+) -> None:
+    """A bounded entry's usage line changing, or a note leaving a full recent-notes block for
+    room, removes nothing: the session goes on with its snapshot."""
+    drive(case, Run(backend))
