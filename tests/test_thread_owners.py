@@ -27,6 +27,7 @@ from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.privacy.erase import aerase_user, erase_user
 from memory_plugin.privacy.inventory import Owner
 from memory_plugin.profile.memory import await_profiles, wait_for_profiles
+from memory_plugin.scope.identity import UserKey
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server import create_app
 from memory_plugin.settings import MemorySettings
@@ -87,7 +88,7 @@ async def atalk(graph: Any) -> None:
 
 
 async def owned(backend: Backend, user: str) -> list[str]:
-    return await aowned_thread_ids(backend.checkpointer, backend.store, user)
+    return await aowned_thread_ids(backend.checkpointer, backend.store, UserKey(None, user))
 
 
 def exists(backend: Backend, thread: str) -> bool:
@@ -134,7 +135,7 @@ async def test_a_deleted_thread_id_is_free_for_its_next_user(backend: Backend) -
     assert await owned(backend, "ann") == []
     graph.invoke(turn("Hello"), on("reused"), context=BOB)
     assert (await owned(backend, "ann"), await owned(backend, "bob")) == ([], ["reused"])
-    assert await thread_owner(backend.checkpointer, backend.store, "reused") == "bob"
+    assert await thread_owner(backend.checkpointer, backend.store, "reused") == UserKey(None, "bob")
 
 
 @pytest.mark.slow

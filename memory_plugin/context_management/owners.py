@@ -1,17 +1,22 @@
-"""Whose a thread is, and the threads a user owns.
+"""Whose a thread is, and the threads a person (an org's user: a UserKey) owns.
 
 The graph records it: a thread's first turn (the memory nodes' load_memory, which both
 create_memory_graph and MemoryMiddleware run) claims the thread for the run's resolved context
-(its `thread_owner_id`, else its `user_id`; memory_plugin.scope.identity decides them), in
-the thread's state and in a record in the store; later turns, whoever runs them, never change
-it. Deleting the thread (journal.delete_thread) deletes the record, and deleting a user with
-their threads (privacy.erase) every record naming them.
+(its `thread_owner_id`, else its `user_id`, with its `org_id`; memory_plugin.scope.identity
+decides them), in the thread's state and in a record in the store; later turns, whoever runs
+them, never change it. Deleting the thread (journal.delete_thread) deletes the record, and
+deleting a user with their threads (privacy.erase) every record naming them.
 
 A thread's owner is the `owner` metadata of its newest checkpoint that records one (as every
 run of LangGraph Server's thread-ownership recipe, the chatbot and Summarize now write it, and
 an app may in `config["metadata"]`), else the owner the graph recorded: a fork that
 `update_state` writes records no metadata and keeps the thread its owner's. A thread neither
 names an owner of is nobody's. Only the root graph's checkpoints (`checkpoint_ns` "") count.
+
+The metadata names a user only: their org is the one the graph recorded for the thread when
+it recorded that same user, else none. So a thread is never the user's of the same id in
+another org, and one the graph recorded in no org for its user (a run before owners were
+recorded) is claimed, with its org, by its next turn.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from langgraph.store.base import BaseStore, GetOp, PutOp
 
 from memory_plugin.plans import Plan, all_items_plan, arun
 from memory_plugin.scope.context import MemoryContext
-from memory_plugin.scope.identity import OWNER_METADATA_KEY
+from memory_plugin.scope.identity import OWNER_METADATA_KEY, UserKey
 from memory_plugin.scope.namespaces import namespace
 
 Saver = BaseCheckpointSaver[Any]
@@ -51,38 +56,49 @@ WITH latest AS (
 )
 SELECT latest.thread_id, latest.checkpoint_id
 FROM latest LEFT JOIN owners ON owners.thread_id = latest.thread_id AND owners.n = 1
-WHERE (owners.owner = {named} OR (owners.owner IS NULL AND latest.thread_id IN {recorded}))
-    AND ({text} IS NULL OR latest.checkpoint_id < {text})
+WHERE (
+    (owners.owner = {named} AND latest.thread_id NOT IN {theirs}
+        AND ({loose} OR latest.thread_id IN {mine}))
+    OR (owners.owner IS NULL AND latest.thread_id IN {mine})
+) AND ({text} IS NULL OR latest.checkpoint_id < {text})
 ORDER BY latest.checkpoint_id DESC LIMIT {count}
 """
 # The owner as its JSON value (a JSON null is none), so an owner that is no string (7) names
-# nobody, as in thread_owner; `recorded`: the threads the graph recorded as the owner's.
+# nobody, as in thread_owner; `mine`: the threads the graph recorded as the person's,
+# `theirs`: those it recorded for their user id in another org (or none), `loose`: whether a
+# thread the metadata names the user of and the graph recorded for nobody of that id is theirs
+# (for a person of no org).
 SQLITE_OWNED = OWNED.format(
     owner="json_extract(CAST(metadata AS TEXT), '$.owner')",
-    named="?",
-    recorded="(SELECT value FROM json_each(?))",
-    text="?",
-    count="?",
+    named=":owner",
+    theirs="(SELECT value FROM json_each(:theirs))",
+    loose=":loose",
+    mine="(SELECT value FROM json_each(:mine))",
+    text=":before",
+    count=":limit",
 )
 POSTGRES_OWNED = OWNED.format(
     owner="NULLIF(metadata->'owner', 'null'::jsonb)",
-    named="to_jsonb(%s::text)",
-    recorded="(SELECT unnest(%s::text[]))",
-    text="%s::text",
-    count="%s",
+    named="to_jsonb(%(owner)s::text)",
+    theirs="(SELECT unnest(%(theirs)s::text[]))",
+    loose="%(loose)s::boolean",
+    mine="(SELECT unnest(%(mine)s::text[]))",
+    text="%(before)s::text",
+    count="%(limit)s",
 )
 
 
 def claim_plan(
     info: Mapping[str, Any], config: RunnableConfig, ctx: MemoryContext
 ) -> Plan[dict[str, Any]]:
-    """Record the run's owner for a thread the graph has recorded none for; the
-    memory_context update (nothing once it has one, or without a thread id or a user)."""
+    """Record the run's owner (with its org) for a thread the graph has recorded none for;
+    the memory_context update (nothing once it has one, or without a thread id or a user)."""
     owner = ctx.thread_owner_id or ctx.user_id
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if info.get(CLAIMED) is not None or owner is None or not thread_id:
         return {}
-    yield [PutOp(RECORDS, str(thread_id), {"owner": owner}, index=False)]
+    record = {"owner": owner, **({"org": ctx.org_id} if ctx.org_id else {})}
+    yield [PutOp(RECORDS, str(thread_id), record, index=False)]
     return {CLAIMED: owner}
 
 
@@ -91,22 +107,26 @@ def release_plan(thread_id: str) -> Plan[None]:
     yield [PutOp(RECORDS, thread_id, None)]
 
 
-def disown_plan(owner: str) -> Plan[None]:
+def disown_plan(owner: UserKey) -> Plan[None]:
     """Forget every record naming `owner` (a user deleted with their threads), those of
     threads deleted some other way (LangGraph Server's API, the checkpointer alone) too."""
-    threads = yield from _recorded_plan(owner)
+    recorded = yield from _recorded_plan(owner.user_id)
+    threads = [thread for thread, org in recorded if org == owner.org_id]
     for start in range(0, len(threads), RECORD_PAGE):
         yield [PutOp(RECORDS, thread, None) for thread in threads[start : start + RECORD_PAGE]]
 
 
-def _record_plan(thread_id: str) -> Plan[str | None]:
+def _record_plan(thread_id: str) -> Plan[UserKey | None]:
     (item,) = yield [GetOp(RECORDS, thread_id)]
-    return item.value.get("owner") if item is not None else None
+    if item is None or not isinstance(item.value.get("owner"), str):
+        return None
+    return UserKey(item.value.get("org"), item.value["owner"])
 
 
-def _recorded_plan(owner: str) -> Plan[list[str]]:
-    items = yield from all_items_plan(RECORDS, page=RECORD_PAGE, filter={"owner": owner})
-    return [item.key for item in items]
+def _recorded_plan(user_id: str) -> Plan[list[tuple[str, str | None]]]:
+    """The threads the graph recorded for `user_id`, each with the org it recorded."""
+    items = yield from all_items_plan(RECORDS, page=RECORD_PAGE, filter={"owner": user_id})
+    return [(item.key, item.value.get("org")) for item in items]
 
 
 async def _page(
@@ -120,8 +140,9 @@ async def _page(
         return await asyncio.to_thread(lambda: list(saver.list(config, before=before, limit=limit)))
 
 
-async def thread_owner(saver: Saver, store: BaseStore, thread_id: str) -> str | None:
-    """The thread's owner (see the module), None when it has none or does not exist."""
+async def _named(saver: Saver, thread_id: str) -> tuple[bool, Any]:
+    """Whether the thread exists, and the owner metadata of its newest checkpoint that
+    records one (None: none does)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     before: RunnableConfig | None = None
     while True:
@@ -129,54 +150,78 @@ async def thread_owner(saver: Saver, store: BaseStore, thread_id: str) -> str | 
         for saved in page:
             owner = (saved.metadata or {}).get(OWNER_METADATA_KEY)
             if owner is not None:
-                return owner if isinstance(owner, str) else None
+                return True, owner
         if len(page) < PAGE:
-            break
+            return before is not None or bool(page), None
         before = page[-1].config
-    if before is None and not page:
+
+
+async def thread_owner(saver: Saver, store: BaseStore, thread_id: str) -> UserKey | None:
+    """The thread's owner (see the module), None when it has none or does not exist."""
+    exists, named = await _named(saver, thread_id)
+    if not exists:
         return None
-    return await arun(store, _record_plan(thread_id))
+    recorded = await arun(store, _record_plan(thread_id))
+    if named is None:
+        return recorded
+    if not isinstance(named, str):
+        return None
+    org = recorded.org_id if recorded is not None and recorded.user_id == named else None
+    return UserKey(org, named)
 
 
 async def owned_threads(
-    saver: Saver, store: BaseStore, owner: str, *, before: str | None, limit: int
+    saver: Saver, store: BaseStore, owner: UserKey, *, before: str | None, limit: int
 ) -> list[tuple[str, str]]:
     """The threads `owner` owns, as (thread id, newest checkpoint id), newest first, up to
     `limit` of them; `before`: only threads whose newest checkpoint id is below it (the
     last one of the previous page)."""
-    recorded = await arun(store, _recorded_plan(owner))
+    recorded = await arun(store, _recorded_plan(owner.user_id))
+    mine = [thread for thread, org in recorded if org == owner.org_id]
+    theirs = [thread for thread, org in recorded if org != owner.org_id]
+    params: dict[str, Any] = {
+        "owner": owner.user_id,
+        "theirs": theirs,
+        "loose": owner.org_id is None,
+        "mine": mine,
+        "before": before,
+        "limit": limit,
+    }
     if isinstance(saver, AsyncPostgresSaver):
         async with saver._cursor() as cur:
-            await cur.execute(POSTGRES_OWNED, (owner, recorded, before, before, limit))
+            await cur.execute(POSTGRES_OWNED, params)
             return [(row["thread_id"], row["checkpoint_id"]) for row in await cur.fetchall()]
     if isinstance(saver, AsyncSqliteSaver):
         await saver.setup()
-        params = (owner, json.dumps(recorded), before, before, limit)
-        async with saver.lock, saver.conn.execute(SQLITE_OWNED, params) as cur:
+        async with saver.lock, saver.conn.execute(SQLITE_OWNED, _sqlite(params)) as cur:
             return [(row[0], row[1]) for row in await cur.fetchall()]
     if isinstance(saver, PostgresSaver | SqliteSaver):
-        return await asyncio.to_thread(_owned_sync, saver, owner, recorded, before, limit)
-    return await _scanned(saver, owner, set(recorded), before, limit)
+        return await asyncio.to_thread(_owned_sync, saver, params)
+    return await _scanned(saver, owner, set(mine), set(theirs), before, limit)
 
 
-def _owned_sync(
-    saver: PostgresSaver | SqliteSaver,
-    owner: str,
-    recorded: list[str],
-    before: str | None,
-    limit: int,
-) -> list[Any]:
+def _sqlite(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters as SQLite takes them: the thread lists as JSON arrays."""
+    return {**params, "theirs": json.dumps(params["theirs"]), "mine": json.dumps(params["mine"])}
+
+
+def _owned_sync(saver: PostgresSaver | SqliteSaver, params: dict[str, Any]) -> list[Any]:
     if isinstance(saver, PostgresSaver):
         with saver._cursor() as cur:
-            cur.execute(POSTGRES_OWNED, (owner, recorded, before, before, limit))
+            cur.execute(POSTGRES_OWNED, params)
             return [(row["thread_id"], row["checkpoint_id"]) for row in cur.fetchall()]
     with saver.cursor(transaction=False) as cur:
-        cur.execute(SQLITE_OWNED, (owner, json.dumps(recorded), before, before, limit))
+        cur.execute(SQLITE_OWNED, _sqlite(params))
         return [(row[0], row[1]) for row in cur.fetchall()]
 
 
 async def _scanned(
-    saver: Saver, owner: str, recorded: set[str], before: str | None, limit: int
+    saver: Saver,
+    owner: UserKey,
+    mine: set[str],
+    theirs: set[str],
+    before: str | None,
+    limit: int,
 ) -> list[tuple[str, str]]:
     """owned_threads for any other saver (the in-memory one): every checkpoint read."""
     newest: dict[str, str] = {}
@@ -194,7 +239,7 @@ async def _scanned(
         (
             (checkpoint, thread)
             for thread, checkpoint in newest.items()
-            if (owners[thread][1] == owner if thread in owners else thread in recorded)
+            if _owns(owner, owners[thread][1] if thread in owners else None, thread, mine, theirs)
             and (before is None or checkpoint < before)
         ),
         reverse=True,
@@ -202,8 +247,16 @@ async def _scanned(
     return [(thread, checkpoint) for checkpoint, thread in found[:limit]]
 
 
+def _owns(owner: UserKey, named: Any, thread: str, mine: set[str], theirs: set[str]) -> bool:
+    """OWNED's rule for one thread whose newest owner metadata is `named` (None: none)."""
+    if named is None:
+        return thread in mine
+    loose = owner.org_id is None or thread in mine
+    return named == owner.user_id and thread not in theirs and loose
+
+
 async def aowned_thread_ids(
-    saver: Saver, store: BaseStore, owner: str, *, page: int = 500
+    saver: Saver, store: BaseStore, owner: UserKey, *, page: int = 500
 ) -> list[str]:
     """Every thread `owner` owns, newest first (owned_threads page by page)."""
     found: list[tuple[str, str]] = []

@@ -92,9 +92,7 @@ def erase_user(
 ) -> Erased:
     """Delete the owner's memory; with a `checkpointer`, the threads they own too (their
     checkpoints, journals and summaries, every kept incarnation)."""
-    threads = (
-        asyncio.run(aowned_thread_ids(checkpointer, store, owner.user_id)) if checkpointer else []
-    )
+    threads = asyncio.run(aowned_thread_ids(checkpointer, store, owner.key)) if checkpointer else []
     try:
         erased = run(store, erase_plan(owner))
     except UnknownUserError:
@@ -104,7 +102,7 @@ def erase_user(
     if checkpointer is not None:
         for thread in threads:
             delete_thread(checkpointer, store, thread, keep_journal=False)
-        run(store, disown_plan(owner.user_id))
+        run(store, disown_plan(owner.key))
         erased.threads = len(threads)
     return erased
 
@@ -116,7 +114,7 @@ async def aerase_user(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> Erased:
     """Async twin of erase_user."""
-    threads = await aowned_thread_ids(checkpointer, store, owner.user_id) if checkpointer else []
+    threads = await aowned_thread_ids(checkpointer, store, owner.key) if checkpointer else []
     try:
         erased = await arun(store, erase_plan(owner))
     except UnknownUserError:
@@ -125,6 +123,6 @@ async def aerase_user(
         erased = Erased(owner, dict.fromkeys(KIND_ORDER, 0))
     if checkpointer is not None:
         await adelete_threads(checkpointer, store, threads)
-        await arun(store, disown_plan(owner.user_id))
+        await arun(store, disown_plan(owner.key))
         erased.threads = len(threads)
     return erased

@@ -96,7 +96,7 @@ def run_forget(args: argparse.Namespace) -> int:
         preview = forgetter.preview(owner, needle)
         threads: list[str] = []
         if backend.checkpointer is not None:
-            owned = asyncio.run(aowned_thread_ids(backend.checkpointer, backend.store, args.user))
+            owned = asyncio.run(aowned_thread_ids(backend.checkpointer, backend.store, owner.key))
             threads = run(backend.store, threads_plan(owned, needle))
         places = list(preview.places)
         if not places and not threads:

@@ -18,6 +18,7 @@ from langgraph.store.base import ListNamespacesOp, MatchCondition
 
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.plans import Plan, all_items_plan
+from memory_plugin.scope.identity import UserKey
 from memory_plugin.scope.namespaces import ROOT, decode_id, encode_id
 from memory_plugin.scoped.notes import NOTE_INDEX
 
@@ -44,6 +45,11 @@ class Owner:
     workspaces: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     admin: bool = False
+
+    @property
+    def key(self) -> UserKey:
+        """Who the owner is, as the key of every per-user state: their org and user id."""
+        return UserKey(self.org_id, self.user_id)
 
     def tenant(self) -> tuple[str, ...]:
         """The org labels that prefix every namespace of this owner's memory."""

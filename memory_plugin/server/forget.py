@@ -169,7 +169,7 @@ async def preview(
     found = await _forgetter(console).apreview(_owner(caller), body.text)
     threads: list[str] = []
     if console.checkpointer is not None:
-        owned = await aowned_thread_ids(console.checkpointer, console.store, caller.user_id)
+        owned = await aowned_thread_ids(console.checkpointer, console.store, caller.key)
         threads = await arun(console.store, threads_plan(owned, found.text))
     held = _previews(request)
     mine = sorted((key for key in held if key[0] == caller.key), key=lambda key: held[key].until)

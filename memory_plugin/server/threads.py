@@ -63,7 +63,7 @@ async def list_threads(
     if checkpointer is None:
         return {"threads": [], "older": None, "summarize": summarize}
     found = await owned_threads(
-        checkpointer, console.store, caller.user_id, before=before, limit=limit + 1
+        checkpointer, console.store, caller.key, before=before, limit=limit + 1
     )
     page = found[:limit]
     threads = []
@@ -84,7 +84,7 @@ async def summarize(thread_id: ThreadId, caller: CallerDep, console: ConsoleDep)
     if checkpointer is None:
         raise NotFound
     config: RunnableConfig = {"configurable": {"thread_id": check_id(thread_id, what="thread_id")}}
-    if await thread_owner(checkpointer, console.store, thread_id) != caller.user_id:
+    if await thread_owner(checkpointer, console.store, thread_id) != caller.key:
         raise NotFound
     config["metadata"] = {OWNER_METADATA_KEY: caller.user_id}
     with written_by(caller):
