@@ -16,6 +16,8 @@ from types import ModuleType
 from typing import Any
 
 import aiosqlite
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.base import Op, Result
@@ -25,6 +27,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.fts import asqlite_setup, mark_ready, sqlite_setup
 from memory_plugin.backends.index import log_once
+from memory_plugin.backends.pages import apages, pages
 from memory_plugin.backends.unclosed import stop_at_exit
 from memory_plugin.errors import BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
@@ -85,7 +88,25 @@ class ImmediateAsyncSqliteStore(AsyncSqliteStore):
 class SharedLibrarySqliteSaver(SqliteSaver):
     """SqliteSaver on a connection of the store's sqlite3 module (pysqlite3 where it is the
     one that loads sqlite-vec): LangGraph's migration only recognises the standard module's
-    "duplicate column name" error, which means the column is already there."""
+    "duplicate column name" error, which means the column is already there.
+
+    It takes the store's lock (see open_sqlite), and lists checkpoints a page at a time so
+    that the lock is never held while the caller works between two of them."""
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first, as SqliteSaver.list gives them."""
+
+        def read(after: RunnableConfig | None, size: int) -> list[CheckpointTuple]:
+            return [*SqliteSaver.list(self, config, filter=filter, before=after, limit=size)]
+
+        return pages(read, before, limit)
 
     def setup(self) -> None:
         """Create the checkpoint tables; an existing task_path column is no error."""
@@ -99,6 +120,23 @@ class SharedLibrarySqliteSaver(SqliteSaver):
 
 class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
     """Async twin of SharedLibrarySqliteSaver."""
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first, as AsyncSqliteSaver.alist gives them."""
+
+        async def read(after: RunnableConfig | None, size: int) -> list[CheckpointTuple]:
+            listed = AsyncSqliteSaver.alist(self, config, filter=filter, before=after, limit=size)
+            return [saved async for saved in listed]
+
+        async for saved in apages(read, before, limit):
+            yield saved
 
     async def setup(self) -> None:
         """Create the checkpoint tables; an existing task_path column is no error."""
@@ -174,7 +212,11 @@ def _connect(module: ModuleType, path: str, cache_kib: int = 0, **kwargs: Any) -
 
 
 def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Opened:
-    """Open a durable SQLite store and checkpointer on one database file."""
+    """Open a durable SQLite store and checkpointer on one database file.
+
+    They take turns under one lock: on two connections each waiting in SQLite's busy handler
+    (which sleeps and retries, never queues), one side writing back to back kept the other
+    out past any busy timeout, and a turn failed with "database is locked"."""
     _prepare(path)
     module, vectors = _module(index)
     store_conn = _connect(module, path, STORE_CACHE_KIB, isolation_level=None)
@@ -183,6 +225,7 @@ def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Op
     stack.callback(saver_conn.close)
     store = ThreadedSqliteStore(store_conn, index=index if vectors else None)  # type: ignore[arg-type]
     saver = SharedLibrarySqliteSaver(saver_conn, serde=CachingSerializer())
+    saver.lock = store.lock
     store.setup()
     saver.setup()
     sqlite_setup(store_conn)
@@ -206,6 +249,7 @@ async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExit
     stack.push_async_callback(saver_conn.close)
     store = ImmediateAsyncSqliteStore(store_conn, index=index if vectors else None)  # type: ignore[arg-type]
     saver = SharedLibraryAsyncSqliteSaver(saver_conn, serde=CachingSerializer())
+    saver.lock = store.lock
     await store.setup()
     await saver.setup()
     await asqlite_setup(store_conn)
