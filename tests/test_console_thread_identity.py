@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from langchain_core.messages import HumanMessage
@@ -87,3 +88,26 @@ def test_another_orgs_ann_never_reaches_anns_threads(backend: Backend) -> None:
     assert listed(client, O1_ANN) == [THREAD]
     mine = client.post("/api/forget/preview", json={"text": "Biscuit"}, headers=O1_ANN).json()
     assert mine["threads"] == [THREAD]
+
+
+async def test_threads_run_with_ainvoke_stay_their_orgs(abackend: Backend) -> None:
+    graph = create_memory_graph(
+        OfflineModel(), store=abackend.store, checkpointer=abackend.checkpointer, settings=SETTINGS
+    )
+    for thread, org in ((THREAD, "o1"), ("o2-ann-tea", "o2")):
+        config: Any = {"configurable": {"thread_id": thread}}
+        context = {"user_id": "ann", "org_id": org}
+        said = {"messages": [HumanMessage("Biscuit says hi")]}
+        await graph.ainvoke(said, config, context=context)
+    app = create_app(
+        abackend.store, tokens=TOKENS, checkpointer=abackend.checkpointer, settings=SETTINGS
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+        for headers, thread in ((O1_ANN, THREAD), (O2_ANN, "o2-ann-tea")):
+            page = (await client.get("/api/threads", headers=headers)).json()
+            assert [found["thread_id"] for found in page["threads"]] == [thread]
+        taken = await client.post(f"/api/threads/{THREAD}/summarize", headers=O2_ANN)
+        assert taken.status_code == 404
+        found = await client.post("/api/forget/preview", json={"text": "Biscuit"}, headers=O2_ANN)
+        assert found.json()["threads"] == ["o2-ann-tea"]
