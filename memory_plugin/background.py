@@ -7,12 +7,13 @@ on that loop. Jobs under one key run one after another, in the order they were s
 later one waits for the earlier to finish, at most `chain_wait` seconds); jobs under
 different keys run side by side. A failure is logged, never raised.
 
-Nothing is lost at exit, whether or not the backend was closed: at interpreter exit the
-process waits for the jobs of sync callers, at most the exit_wait_seconds setting (30 s), and
-logs what it gave up on. When an event loop closes with jobs on it (asyncio.run cancels every
-task left when its coroutine returns) each job goes on in a task of its own that the loop
-waits for, at most as long, sending again the request it was waiting for: a job's work must
-be safe to redo (the profile's journal cursor makes it so).
+Nothing is lost at exit, whether or not the backend was closed (its connections stay open
+until then): at interpreter exit the process waits for the jobs of sync callers, at most the
+exit_wait_seconds setting (30 s), and logs what it gave up on. When an event loop closes with
+jobs on it (asyncio.run cancels every task left when its coroutine returns), each job declines
+that cancellation and the loop waits for it, at most as long; a request of the job cancelled
+with the other tasks (a model call in a task of its own) is sent again, so a job's work must be
+safe to redo (the profile's journal cursor makes it so).
 """
 
 from __future__ import annotations
