@@ -23,6 +23,8 @@ from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import StructuredTool
+from langgraph.config import get_store
 from pydantic import Field
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
@@ -124,6 +126,31 @@ def profile_seeded(store: Any) -> Any:
     return memory.consolidate_plan(ANN, "I just joined a new company.", "Congratulations!")
 
 
+def _close(key: str) -> str:
+    ScopedMemory(get_store()).delete_note(ANN, key)
+    return "Closed."
+
+
+async def _aclose(key: str) -> str:
+    await ScopedMemory(get_store()).adelete_note(ANN, key)
+    return "Closed."
+
+
+CLOSE = StructuredTool.from_function(
+    _close, coroutine=_aclose, name="close_ticket", description="Close a ticket by its key."
+)
+"""An app's tool that deletes a note through the library while the turn runs (as the console
+or another thread would meanwhile)."""
+
+
+def note_deleted_by_another_door_mid_turn(store: Any, model: Scripted) -> Scenario:
+    yield kept_note(store)
+    note = yield ScopedMemory(store).remember_plan(ANN, f"Ann's locker code is {SECRET}")
+    model.script[:] = [call("close_ticket", 1, key=note.key), "Closed it."]
+    yield Turn("Close that ticket.")
+    shown_then_gone(model)
+
+
 def note_deleted_over_rest(store: Any, model: Scripted) -> Scenario:
     yield kept_note(store)
     note = yield ScopedMemory(store).remember_plan(ANN, f"Ann's locker code is {SECRET}")
@@ -216,13 +243,18 @@ CASES: list[Callable[[Any, Scripted], Scenario]] = [
     team_note_removed_seen_by_a_teammate,
     forgotten_everywhere,
     document_line_removed_by_the_models_tool,
+    note_deleted_by_another_door_mid_turn,
     agent_entry_removed_by_the_models_tool,
     bounded_entry_removed_by_the_models_tool,
     profile_turned_off,
     profile_bullet_replaced,
 ]
 
-MIDDLEWARE_CASES = [bounded_entry_removed_by_the_models_tool, note_deleted_over_rest]
+MIDDLEWARE_CASES = [
+    bounded_entry_removed_by_the_models_tool,
+    note_deleted_by_another_door_mid_turn,
+    note_deleted_over_rest,
+]
 
 
 @dataclass
@@ -241,7 +273,7 @@ class Run:
             )
             self.graph = create_agent(
                 self.model,
-                tools=[],
+                tools=[CLOSE],
                 middleware=[memory],
                 checkpointer=self.backend.checkpointer,
                 store=self.backend.store,
@@ -250,6 +282,7 @@ class Run:
         else:
             self.graph = create_memory_graph(
                 self.model,
+                [CLOSE],
                 store=self.backend.store,
                 checkpointer=self.backend.checkpointer,
                 settings=SETTINGS,
