@@ -22,8 +22,10 @@ Clients send `Authorization: Bearer <token>`
   before it starts (the same check memory_plugin makes inside the graph, which stays as the
   second line; a graph with its own `membership=` hook needs the same hook here);
 - threads belong to their creator (`owner` in the thread's metadata, which memory_plugin
-  reads as the thread owner); nobody else can read, search, run or take them, and an owner
-  cannot hand one to someone else;
+  reads as the thread owner, and `owner_org`, their org, for a user of an org); nobody else
+  can read, search, run or take them (a user of the same identity in another org neither),
+  and an owner cannot hand one to someone else. Give every token of a deployment with orgs
+  its `org_id`: a token with none reaches the threads of its identity in every org;
 - the /store API reaches only memory of the caller: their personal memory and profile and
   the team memory of their workspaces (memory_plugin.scope.scopes.reachable_namespace); the whole
   store is the operators';
@@ -49,7 +51,13 @@ from langgraph_sdk import Auth
 from memory_plugin.errors import InvalidIdError, ScopeError
 from memory_plugin.scope import reachable_namespace
 from memory_plugin.scope.context import MemoryContext
-from memory_plugin.scope.identity import AUTH_USER, AUTH_USER_ID, OWNER_METADATA_KEY, user_field
+from memory_plugin.scope.identity import (
+    AUTH_USER,
+    AUTH_USER_ID,
+    OWNER_METADATA_KEY,
+    OWNER_ORG_METADATA_KEY,
+    user_field,
+)
 
 logger = logging.getLogger("memory_plugin.graphs.auth")
 
@@ -107,14 +115,20 @@ def _refuse(detail: str) -> Auth.exceptions.HTTPException:
 
 
 def _own(ctx: Auth.types.AuthContext) -> dict[str, str]:
-    return {OWNER_METADATA_KEY: _identity(ctx)}
+    """The metadata of the caller's threads: their identity, and their org when they have one
+    (the same identity in another org is another person)."""
+    org = user_field(ctx.user, "org_id")
+    return {
+        OWNER_METADATA_KEY: _identity(ctx),
+        **({OWNER_ORG_METADATA_KEY: str(org)} if org else {}),
+    }
 
 
 def _set_owner(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     """Record the caller as owner, in place: the server keeps the metadata dict it passed."""
     if value.get("metadata") is None:
         value["metadata"] = {}
-    value["metadata"][OWNER_METADATA_KEY] = _identity(ctx)
+    value["metadata"].update(_own(ctx))
 
 
 def _admit_run(ctx: Auth.types.AuthContext, run: dict[str, Any] | None) -> None:
@@ -165,9 +179,11 @@ async def run_own_thread(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> 
 @auth.on.threads.update
 async def keep_own_threads(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> dict[str, str]:
     """Update only the caller's threads, and never hand one to someone else."""
-    owner = (value.get("metadata") or {}).get(OWNER_METADATA_KEY, _identity(ctx))
-    if owner != _identity(ctx):
-        raise _refuse(f"a thread cannot be given to {owner!r}: threads stay with their creator")
+    metadata = value.get("metadata") or {}
+    for key, mine in _own(ctx).items():
+        if metadata.get(key, mine) != mine:
+            given = metadata[key]
+            raise _refuse(f"a thread cannot be given to {given!r}: threads stay with their creator")
     return _own(ctx)
 
 

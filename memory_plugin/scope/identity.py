@@ -31,6 +31,8 @@ Membership = Callable[[str, str], bool]
 AUTH_USER = "langgraph_auth_user"
 AUTH_USER_ID = "langgraph_auth_user_id"
 OWNER_METADATA_KEY = "owner"
+OWNER_ORG_METADATA_KEY = "owner_org"
+"""The thread metadata naming the owner's org, beside `owner` (graphs/auth.py records both)."""
 SERVER_KEYS = (AUTH_USER, AUTH_USER_ID)
 
 
