@@ -15,8 +15,8 @@ names an owner of is nobody's. Only the root graph's checkpoints (`checkpoint_ns
 
 The metadata names a user only: their org is the one the graph recorded for the thread when
 it recorded that same user, else none. So a thread is never the user's of the same id in
-another org, and one the graph recorded in no org for its user (a run before owners were
-recorded) is claimed, with its org, by its next turn.
+another org; one whose turns ran before owners were recorded is claimed, with the org of the
+run, by its next turn.
 """
 
 from __future__ import annotations
