@@ -206,6 +206,7 @@ def _connect(module: ModuleType, path: str, cache_kib: int = 0, **kwargs: Any) -
         if cache_kib:
             conn.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL: no fsync per commit, never corrupt
+        conn.execute("PRAGMA secure_delete=ON")  # removed text is zeroed, not left in the file
     except Exception as exc:
         raise BackendUnavailableError(f"cannot open SQLite database {path}: {exc}") from exc
     return conn

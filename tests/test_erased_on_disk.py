@@ -1,0 +1,169 @@
+"""Deleted means unreadable on disk: after each way of removing memory on SQLite, the
+database file and its -wal and -shm files hold no copy of the removed text, neither as
+written, lowercased (the keyword index's terms) nor in UTF-16: once closed, and while open
+after the checkpoint docs/privacy.md gives operators.
+
+Before secure_delete, SQLite only unlinked removed rows and left their bytes in the file's
+pages (41 copies after one delete-user of a note and a thread).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from memory_plugin import MemoryContext, OfflineModel, aconnect, connect, create_memory_graph
+from memory_plugin.agent import AgentMemory
+from memory_plugin.bounded import BoundedMemory
+from memory_plugin.cli import main
+from memory_plugin.context_management.journal import delete_thread
+from memory_plugin.privacy.erase import aerase_user
+from memory_plugin.privacy.forget import Forgetter
+from memory_plugin.privacy.inventory import Owner
+from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
+from memory_plugin.scoped import ScopedMemory
+from memory_plugin.settings import MemorySettings
+
+WORD = "Zyxquorblat"
+ANN = MemoryContext(user_id="ann")
+HELPER = MemoryContext(user_id="ann", agent_id="helper")
+SETTINGS = MemorySettings(agent_memory=True, bounded_memory=True)
+THREAD: Any = {"configurable": {"thread_id": "ann-thread"}}
+FILES = ("memory.db", "memory.db-wal", "memory.db-shm")
+
+
+def copies(folder: Path, word: str = WORD) -> dict[str, int]:
+    """The copies of `word` in each file of the database, by file name."""
+    forms = {word.encode(), word.lower().encode(), word.encode("utf-16-le")}
+    found = {}
+    for name in FILES:
+        path = folder / name
+        if path.exists():
+            data = path.read_bytes()
+            found[name] = sum(data.count(form) for form in forms)
+    return {name: count for name, count in found.items() if count}
+
+
+def operator_checkpoint(folder: Path) -> str:
+    """What `PRAGMA wal_checkpoint(TRUNCATE)` gives, run by another process as an operator
+    would while the app has the database open (docs/privacy.md)."""
+    code = (
+        "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+        "print(db.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(folder / "memory.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def _turn(backend: Any, text: str, settings: MemorySettings | None = None) -> None:
+    graph = create_memory_graph(
+        OfflineModel(), store=backend.store, checkpointer=backend.checkpointer, settings=settings
+    )
+    graph.invoke({"messages": [HumanMessage(text)]}, THREAD, context={"user_id": "ann"})
+    assert wait_for_profiles()
+
+
+def delete_a_note(backend: Any, folder: Path) -> None:
+    scoped = ScopedMemory(backend.store)
+    note = scoped.remember(ANN, f"My locker word is {WORD}")
+    assert copies(folder)
+    scoped.delete_note(ANN, note.key)
+
+
+def forget_an_entry(backend: Any, folder: Path) -> None:
+    agent = AgentMemory(backend.store, settings=SETTINGS)
+    agent.store_entry(HELPER, "locker", f"Ann's locker word is {WORD}")
+    assert copies(folder)
+    agent.forget(HELPER, "locker")
+
+
+def turn_the_profile_off(backend: Any, folder: Path) -> None:
+    profile = ProfileMemory(backend.store, model=OfflineModel())
+    profile.consolidate(ANN, f"Hi, my name is Ann. My locker word is {WORD}.", "Noted.")
+    assert copies(folder)
+    profile.opt_out(ANN)
+
+
+def delete_a_thread(backend: Any, folder: Path) -> None:
+    only_the_thread = MemorySettings(scoped_memory=False, profile=False)
+    _turn(backend, f"Remember that my locker word is {WORD}.", only_the_thread)
+    assert copies(folder)
+    delete_thread(backend.checkpointer, backend.store, "ann-thread", keep_journal=False)
+
+
+def forget_everywhere(backend: Any, folder: Path) -> None:
+    scoped = ScopedMemory(backend.store, settings=SETTINGS)
+    scoped.remember(ANN, f"My locker word is {WORD}")
+    scoped.write_document(ANN, f"# Memory\n- The locker word is {WORD}.\n- Prefers tea.")
+    BoundedMemory(backend.store, settings=SETTINGS).apply(
+        HELPER, "add", "user", f"Locker word {WORD}"
+    )
+    AgentMemory(backend.store, settings=SETTINGS).store_entry(HELPER, "locker", f"It is {WORD}")
+    ProfileMemory(backend.store, model=OfflineModel(), settings=SETTINGS).consolidate(
+        ANN, f"Hi, my name is Ann. My locker word is {WORD}.", "Noted."
+    )
+    assert copies(folder)
+    forgetter = Forgetter.over(backend.store, SETTINGS)
+    preview = forgetter.preview(Owner("ann"), WORD)
+    assert len(preview.places) >= 4
+    forgetter.apply(preview)
+
+
+REMOVALS: dict[str, Callable[[Any, Path], None]] = {
+    "note": delete_a_note,
+    "entry": forget_an_entry,
+    "profile off": turn_the_profile_off,
+    "thread": delete_a_thread,
+    "forget everywhere": forget_everywhere,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("removal", REMOVALS)
+def test_removed_text_is_not_on_disk(removal: str, tmp_path: Path) -> None:
+    with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
+        ScopedMemory(backend.store).remember(ANN, "Ann keeps a kayak")
+        REMOVALS[removal](backend, tmp_path)
+        assert operator_checkpoint(tmp_path) == "(0, 0, 0)"
+        assert copies(tmp_path) == {}
+    assert copies(tmp_path) == {}
+    assert copies(tmp_path, "kayak")  # what was not removed is still there
+
+
+@pytest.mark.slow
+def test_delete_user_from_the_command_line_leaves_nothing_on_disk(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    with connect(url) as backend:
+        ScopedMemory(backend.store).remember(ANN, f"My locker word is {WORD}")
+        _turn(backend, f"My locker word is {WORD}, remember it.")
+    assert copies(tmp_path)
+    assert main(["delete-user", "ann", "--threads", "--url", url]) == 0
+    assert copies(tmp_path) == {}
+
+
+@pytest.mark.slow
+async def test_delete_user_under_async_leaves_nothing_on_disk(tmp_path: Path) -> None:
+    async with aconnect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
+        await ScopedMemory(backend.store).aremember(ANN, f"My locker word is {WORD}")
+        graph = create_memory_graph(
+            OfflineModel(), store=backend.store, checkpointer=backend.checkpointer
+        )
+        said = {"messages": [HumanMessage(f"My locker word is {WORD}.")]}
+        await graph.ainvoke(said, THREAD, context={"user_id": "ann"})
+        await await_profiles()
+        assert copies(tmp_path)
+        erased = await aerase_user(backend.store, Owner("ann"), checkpointer=backend.checkpointer)
+        assert erased.threads == 1
+    assert copies(tmp_path) == {}
