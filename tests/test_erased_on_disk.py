@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from langchain_core.messages import HumanMessage
 
 from memory_plugin import MemoryContext, OfflineModel, aconnect, connect, create_memory_graph
@@ -28,7 +29,11 @@ from memory_plugin.privacy.forget import Forgetter
 from memory_plugin.privacy.inventory import Owner
 from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.server import create_app
 from memory_plugin.settings import MemorySettings
+from tests.console_seed import ANN as ANN_TOKEN
+from tests.console_seed import SECRETS, TOKENS, seed_api, seed_library
+from tests.console_seed import SETTINGS as SEED
 
 WORD = "Zyxquorblat"
 ANN = MemoryContext(user_id="ann")
@@ -36,6 +41,8 @@ HELPER = MemoryContext(user_id="ann", agent_id="helper")
 SETTINGS = MemorySettings(agent_memory=True, bounded_memory=True)
 THREAD: Any = {"configurable": {"thread_id": "ann-thread"}}
 FILES = ("memory.db", "memory.db-wal", "memory.db-shm")
+ANNS = ("document", "note", "old_note", "entry", "bounded", "profile", "thread")
+"""What console_seed writes of ann's alone."""
 
 
 def copies(folder: Path, word: str = WORD) -> dict[str, int]:
@@ -167,3 +174,20 @@ async def test_delete_user_under_async_leaves_nothing_on_disk(tmp_path: Path) ->
         erased = await aerase_user(backend.store, Owner("ann"), checkpointer=backend.checkpointer)
         assert erased.threads == 1
     assert copies(tmp_path) == {}
+
+
+@pytest.mark.slow
+def test_delete_user_over_rest_leaves_nothing_of_theirs_on_disk(tmp_path: Path) -> None:
+    with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
+        seed_library(backend)
+        app = create_app(
+            backend.store, tokens=TOKENS, checkpointer=backend.checkpointer, settings=SEED
+        )
+        client = TestClient(app)
+        seed_api(client)
+        theirs = [str(SECRETS[name]) for name in ANNS]
+        assert all(copies(tmp_path, word) for word in theirs)
+        answer = client.delete("/api/users/ann?threads=true", headers=ANN_TOKEN)
+        assert answer.status_code == 200, answer.text
+    assert [word for word in theirs if copies(tmp_path, word)] == []
+    assert copies(tmp_path, str(SECRETS["team_note"]))  # the workspace's memory stays
