@@ -7,6 +7,9 @@ the side writing back to back kept the other out past any busy timeout (three ha
 turns fail with 50k-400k token threads). Here the busy timeout is cut to 50 ms, so that a
 connection kept out fails within the test instead of after 5 s: the store and the
 checkpointer of one backend must never need it.
+
+They take turns under one lock, so the SQLite savers list checkpoints a page at a time: a
+caller that uses the store between two listed checkpoints goes on (on every backend).
 """
 
 from __future__ import annotations
@@ -146,6 +149,7 @@ SHORT_TURNS = 16
 """Turns of three checkpoints each: more than the SQLite savers' page of 32."""
 
 
+@pytest.mark.slow
 def test_a_caller_listing_checkpoints_can_use_the_store_between_them(
     backend: Any,
 ) -> None:
@@ -164,6 +168,7 @@ def test_a_caller_listing_checkpoints_can_use_the_store_between_them(
     assert [saved.config["configurable"]["checkpoint_id"] for saved in limited] == ids[:35]
 
 
+@pytest.mark.slow
 async def test_a_caller_listing_checkpoints_can_use_the_store_between_them_async(
     abackend: Any,
 ) -> None:
