@@ -191,3 +191,17 @@ def test_delete_user_over_rest_leaves_nothing_of_theirs_on_disk(tmp_path: Path) 
         assert answer.status_code == 200, answer.text
     assert [word for word in theirs if copies(tmp_path, word)] == []
     assert copies(tmp_path, str(SECRETS["team_note"]))  # the workspace's memory stays
+
+
+@pytest.mark.slow
+def test_forget_from_the_command_line_with_threads_leaves_nothing_on_disk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    with connect(url) as backend:
+        ScopedMemory(backend.store).remember(ANN, f"My locker word is {WORD}")
+        _turn(backend, f"My locker word is {WORD}, remember it.")
+    assert copies(tmp_path)
+    assert main(["forget", WORD, "--user", "ann", "--yes", "--threads", "--url", url]) == 0
+    assert "ann-thread" in capsys.readouterr().out
+    assert copies(tmp_path) == {}
