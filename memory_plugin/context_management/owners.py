@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +44,7 @@ Saver = BaseCheckpointSaver[Any]
 PAGE = 20
 RECORDS = namespace("thread_owners")
 RECORD_PAGE = 1_000
+logger = logging.getLogger(__name__)
 CLAIMED = "thread_owner"
 """The memory_context key of the owner the graph recorded for the thread."""
 OWNED = """
@@ -98,7 +100,11 @@ def claim_plan(
     if info.get(CLAIMED) is not None or owner is None or not thread_id:
         return {}
     record = {"owner": owner, **({"org": ctx.org_id} if ctx.org_id else {})}
-    yield [PutOp(RECORDS, str(thread_id), record, index=False)]
+    try:
+        yield [PutOp(RECORDS, str(thread_id), record, index=False)]
+    except Exception:
+        logger.warning("the owner of thread %s could not be recorded", thread_id, exc_info=True)
+        return {}
     return {CLAIMED: owner}
 
 
