@@ -3,6 +3,19 @@
 Vector search needs the sqlite-vec extension, which needs a sqlite3 module that can load
 extensions (pysqlite3-binary, or a Python built with it). Without one the store runs
 keyword-only and says so once.
+
+Deleted means unreadable on disk. Every connection runs with secure_delete, so a removal
+zeroes the removed rows and freed pages in the file; but the write-ahead log (memory.db-wal)
+keeps the page images written before it until SQLite checkpoints the log, which it does by
+itself only when the log grows past 1000 pages or the last connection closes, and even then
+leaves old frames in the file. So after each batch that deletes an item, each
+`erasure.Purge` step (which plans yield after rewrites that drop text) and each deleted
+thread, the store or the checkpointer copies the log into the file and truncates it
+(`PRAGMA wal_checkpoint(TRUNCATE)`), under the lock the two share so that no write of this
+process lands in between. Another process reading the file keeps its frames: the checkpoint
+then reports busy, which is logged once and never fails the removal (closing, or the
+operator's checkpoint in docs/privacy.md, finishes the job). Removals are rare, and the log
+they truncate holds only what was written since the last checkpoint.
 """
 
 from __future__ import annotations
@@ -25,12 +38,57 @@ from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from memory_plugin.backends.base import Opened
+from memory_plugin.backends.erasure import removes
 from memory_plugin.backends.fts import asqlite_setup, mark_ready, sqlite_setup
 from memory_plugin.backends.index import log_once
 from memory_plugin.backends.pages import apages, pages
 from memory_plugin.backends.unclosed import stop_at_exit
 from memory_plugin.errors import BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
+
+_TRUNCATE_WAL = "PRAGMA wal_checkpoint(TRUNCATE)"
+PURGE_WAIT_MS = 250
+"""How long emptying the log waits for another process's readers, holding the lock this
+process's writes take (SQLite's busy timeout, 5 s, would stall every turn that long)."""
+_BUSY = (
+    "SQLite could not empty its write-ahead log after a removal (another process is reading "
+    "the database): the removed text stays in memory.db-wal until the last connection closes "
+    "or an operator runs PRAGMA wal_checkpoint(TRUNCATE)"
+)
+
+
+def _checked(rows: Iterable[Any]) -> None:
+    if next(iter(rows), (1,))[0]:
+        log_once(_BUSY)
+
+
+def _truncate_wal(conn: Any) -> None:
+    """Copy the write-ahead log into the file and empty it; a busy database is logged."""
+    try:
+        (waited,) = conn.execute("PRAGMA busy_timeout").fetchone()
+        conn.execute(f"PRAGMA busy_timeout={PURGE_WAIT_MS}")
+        try:
+            rows = conn.execute(_TRUNCATE_WAL).fetchall()
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(waited)}")
+        _checked(rows)
+    except Exception as exc:
+        log_once(f"{_BUSY} ({exc})")
+
+
+async def _atruncate_wal(conn: aiosqlite.Connection) -> None:
+    """Async twin of _truncate_wal."""
+    try:
+        ((waited,),) = await conn.execute_fetchall("PRAGMA busy_timeout")
+        await conn.execute(f"PRAGMA busy_timeout={PURGE_WAIT_MS}")
+        try:
+            rows = await conn.execute_fetchall(_TRUNCATE_WAL)
+        finally:
+            await conn.execute(f"PRAGMA busy_timeout={int(waited)}")
+        _checked(rows)
+    except Exception as exc:
+        log_once(f"{_BUSY} ({exc})")
+
 
 STORE_CACHE_KIB = 65_536
 """The store connection's page cache: searches read a scope's vectors and postings from
@@ -61,9 +119,26 @@ class ThreadedSqliteStore(SqliteStore):
                     self.conn.execute("COMMIT")
                 cur.close()
 
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """SqliteStore.batch; after a removal, the write-ahead log is emptied."""
+        ops = list(ops)
+        results = super().batch(ops)
+        if removes(ops):
+            self.purge_removed()
+        return results
+
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run a batch off the event loop."""
         return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
+
+    def purge_removed(self) -> None:
+        """Empty the write-ahead log, which holds the page images written before a removal."""
+        with self.lock:
+            _truncate_wal(self.conn)
+
+    async def apurge_removed(self) -> None:
+        """Async twin of purge_removed, off the event loop."""
+        await asyncio.to_thread(self.purge_removed)
 
 
 class ImmediateAsyncSqliteStore(AsyncSqliteStore):
@@ -83,6 +158,23 @@ class ImmediateAsyncSqliteStore(AsyncSqliteStore):
                 finally:
                     if transaction:
                         await self.conn.execute("COMMIT")
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """AsyncSqliteStore.abatch; after a removal, the write-ahead log is emptied."""
+        ops = list(ops)
+        results = await super().abatch(ops)
+        if removes(ops):
+            await self.apurge_removed()
+        return results
+
+    def purge_removed(self) -> None:
+        """Empty the write-ahead log (see ThreadedSqliteStore), from another thread."""
+        asyncio.run_coroutine_threadsafe(self.apurge_removed(), self.loop).result()
+
+    async def apurge_removed(self) -> None:
+        """Empty the write-ahead log, which holds the page images written before a removal."""
+        async with self.lock:
+            await _atruncate_wal(self.conn)
 
 
 class SharedLibrarySqliteSaver(SqliteSaver):
@@ -107,6 +199,12 @@ class SharedLibrarySqliteSaver(SqliteSaver):
             return [*SqliteSaver.list(self, config, filter=filter, before=after, limit=size)]
 
         return pages(read, before, limit)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
+        super().delete_thread(thread_id)
+        with self.lock:
+            _truncate_wal(self.conn)
 
     def setup(self) -> None:
         """Create the checkpoint tables; an existing task_path column is no error."""
@@ -137,6 +235,12 @@ class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
 
         async for saved in apages(read, before, limit):
             yield saved
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
+        await super().adelete_thread(thread_id)
+        async with self.lock:
+            await _atruncate_wal(self.conn)
 
     async def setup(self) -> None:
         """Create the checkpoint tables; an existing task_path column is no error."""

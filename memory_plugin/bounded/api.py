@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.store.base import GetOp
 
 from memory_plugin.backends.conditional import PutIfVersion
+from memory_plugin.backends.erasure import Purge
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.bounded.blocks import block_text
@@ -119,6 +120,8 @@ class BoundedMemory(MemoryService):
             value = {"entries": new, "provenance": origins}
             stored = yield PutIfVersion(ns, target, value, version)
             if stored is not None:
+                if action != "add":
+                    yield Purge()
                 return answer
         raise ConflictError(f"the {target} entries kept changing; nothing was saved, try again")
 

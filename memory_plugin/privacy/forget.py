@@ -34,6 +34,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp
 
 from memory_plugin.agent import AgentMemory
 from memory_plugin.agent.entries import ENTRIES, Visibility, forget_plan, to_entry
+from memory_plugin.backends.erasure import Purge
 from memory_plugin.bounded import BoundedMemory
 from memory_plugin.bounded.entries import TARGETS
 from memory_plugin.context_management.journal import entries_plan, kept_incarnations_plan
@@ -533,6 +534,7 @@ class Forgetter:
         if bullets or log:
             logged = yield from self._changes_plan(owner, pattern, scrub=True)
             outcomes += [_rewritten(place, len(logged), "mentions") for place in log]
+        yield Purge()
         return Forgotten(tuple(outcomes))
 
     def _one_plan(self, owner: Owner, place: Place) -> Plan[Outcome]:
