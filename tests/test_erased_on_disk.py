@@ -363,4 +363,7 @@ def test_a_reader_in_another_process_delays_the_purge_and_never_fails_the_remova
             reader.communicate("\n", timeout=60)
         assert scoped.get_note(ANN, note.key) is None
         assert "could not empty its write-ahead log" in caplog.text
+        assert list(copies(tmp_path)) == ["memory.db-wal"]  # the reader kept the log
+        assert operator_checkpoint(tmp_path) == "(0, 0, 0)"
+        assert copies(tmp_path) == {}
     assert copies(tmp_path) == {}
