@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,19 @@ THREAD: Any = {"configurable": {"thread_id": "ann-thread"}}
 FILES = ("memory.db", "memory.db-wal", "memory.db-shm")
 ANNS = ("document", "note", "old_note", "entry", "bounded", "profile", "thread")
 """What console_seed writes of ann's alone."""
+
+
+@contextmanager
+def seeded_console(folder: Path) -> Iterator[TestClient]:
+    """The console over a SQLite file in `folder`, seeded as tests/console_seed.py does."""
+    with connect(f"sqlite:///{folder / 'memory.db'}") as backend:
+        seed_library(backend)
+        app = create_app(
+            backend.store, tokens=TOKENS, checkpointer=backend.checkpointer, settings=SEED
+        )
+        client = TestClient(app)
+        seed_api(client)
+        yield client
 
 
 def copies(folder: Path, word: str = WORD) -> dict[str, int]:
@@ -189,13 +203,7 @@ async def test_delete_user_under_async_leaves_nothing_on_disk(tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_delete_user_over_rest_leaves_nothing_of_theirs_on_disk(tmp_path: Path) -> None:
-    with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
-        seed_library(backend)
-        app = create_app(
-            backend.store, tokens=TOKENS, checkpointer=backend.checkpointer, settings=SEED
-        )
-        client = TestClient(app)
-        seed_api(client)
+    with seeded_console(tmp_path) as client:
         theirs = [str(SECRETS[name]) for name in ANNS]
         assert all(copies(tmp_path, word) for word in theirs)
         answer = client.delete("/api/users/ann?threads=true", headers=ANN_TOKEN)
@@ -316,13 +324,7 @@ async def test_async_removals_leave_nothing_on_disk_while_open(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_forget_everywhere_over_rest_leaves_nothing_on_disk_while_open(tmp_path: Path) -> None:
-    with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
-        seed_library(backend)
-        app = create_app(
-            backend.store, tokens=TOKENS, checkpointer=backend.checkpointer, settings=SEED
-        )
-        client = TestClient(app)
-        seed_api(client)
+    with seeded_console(tmp_path) as client:
         word = str(SECRETS["document"])
         assert copies(tmp_path, word)
         preview = client.post("/api/forget/preview", json={"text": word}, headers=ANN_TOKEN)
