@@ -215,6 +215,34 @@ def test_tool_events_are_streamed(backend: Backend) -> None:
     assert ScopedMemory(backend.store).read_document(ANN).text == "# Ann\n- Likes tea"  # type: ignore[union-attr]
 
 
+def _tool_turn_graph(store: Any, checkpointer: Any) -> Any:
+    model = DemoModel(
+        script=[call("recall", 1, query="tea"), call("recall", 2, query="tea"), "Done."]
+    )
+    return create_memory_graph(model, store=store, checkpointer=checkpointer)
+
+
+def test_a_turn_of_tool_steps_streams_loaded_once(backend: Backend) -> None:
+    events = run(_tool_turn_graph(backend.store, backend.checkpointer), "Check my notes.", "t")
+    assert events.count(("scoped", "recalled")) == 2
+    assert events.count(("scoped", "loaded")) == 1  # the re-checks after tool steps are quiet
+
+
+async def test_a_turn_of_tool_steps_streams_loaded_once_async(abackend: Backend) -> None:
+    graph = _tool_turn_graph(abackend.store, abackend.checkpointer)
+    events = [
+        (chunk["kind"], chunk["action"])
+        async for chunk in graph.astream(
+            {"messages": [HumanMessage("Check my notes.")]},
+            {"configurable": {"thread_id": "t"}},
+            context=ANN,
+            stream_mode="custom",
+        )
+    ]
+    assert events.count(("scoped", "recalled")) == 2
+    assert events.count(("scoped", "loaded")) == 1
+
+
 def test_events_match_the_documented_schema(backend: Backend) -> None:
     from memory_plugin.events import MemoryEvent
 

@@ -54,7 +54,7 @@ from memory_plugin.context_management.updates import (
     retracted,
 )
 from memory_plugin.context_management.window import RollingSummaries
-from memory_plugin.events import emit
+from memory_plugin.events import emit, quiet
 from memory_plugin.plans import Plan, gather
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.settings import MemorySettings
@@ -231,7 +231,8 @@ class Prefix:
         if SHOWN not in info:
             return {}
         settings = yield from self.settings.of_state_plan(state, ctx)
-        loaded, frozen_loaded = yield from self.sources_plan(ctx, settings)
+        with quiet():
+            loaded, frozen_loaded = yield from self.sources_plan(ctx, settings)
         shown = current(info.get(SHOWN), loaded)
         frozen = current(info.get(FROZEN), frozen_loaded)
         if not gone(info, shown, frozen):
