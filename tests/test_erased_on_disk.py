@@ -251,6 +251,17 @@ TOOLS = MemorySettings(agent_memory=True, bounded_memory=True, profile=False)
 began with, conversation history that only deleting the thread removes."""
 
 
+FORGET = HumanMessage("Forget my locker word.")
+
+
+def _forgetting_graph(store: Any) -> Any:
+    """The shipped graph over `store` whose model forgets the locker word with its tools (the
+    thread kept in memory: its checkpoints hold the turn's prompt blocks)."""
+    return create_memory_graph(
+        _forgets_by_tool(), store=store, checkpointer=InMemorySaver(), settings=TOOLS
+    )
+
+
 @pytest.mark.slow
 def test_the_models_memory_tools_leave_nothing_on_disk_under_invoke(tmp_path: Path) -> None:
     with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
@@ -259,13 +270,7 @@ def test_the_models_memory_tools_leave_nothing_on_disk_under_invoke(tmp_path: Pa
             HELPER, "add", "user", f"Locker word {WORD}"
         )
         assert copies(tmp_path)
-        graph = create_memory_graph(
-            _forgets_by_tool(),
-            store=backend.store,
-            checkpointer=InMemorySaver(),
-            settings=TOOLS,
-        )
-        said = {"messages": [HumanMessage("Forget my locker word.")]}
+        graph, said = _forgetting_graph(backend.store), {"messages": [FORGET]}
         out = graph.invoke(said, THREAD, context={"user_id": "ann", "agent_id": "helper"})
         assert out["messages"][-1].content == "Both gone."
         assert copies(tmp_path) == {}
@@ -281,13 +286,7 @@ async def test_the_models_memory_tools_leave_nothing_on_disk_under_ainvoke(
         bounded = BoundedMemory(backend.store, settings=TOOLS)
         await bounded.aapply(HELPER, "add", "user", f"Locker word {WORD}")
         assert copies(tmp_path)
-        graph = create_memory_graph(
-            _forgets_by_tool(),
-            store=backend.store,
-            checkpointer=InMemorySaver(),
-            settings=TOOLS,
-        )
-        said = {"messages": [HumanMessage("Forget my locker word.")]}
+        graph, said = _forgetting_graph(backend.store), {"messages": [FORGET]}
         out = await graph.ainvoke(said, THREAD, context={"user_id": "ann", "agent_id": "helper"})
         assert out["messages"][-1].content == "Both gone."
         assert copies(tmp_path) == {}
