@@ -1,7 +1,9 @@
-"""LangGraph's store tables still hold every table, column and index the statements of
-memory_plugin.backends.langgraph_tables rely on (its RELIES_ON), read from the catalogs of
-stores LangGraph set up on SQLite and PostgreSQL; docs/partitioned.sql holds them too and
-marks as run exactly the LangGraph migrations there are."""
+"""LangGraph's store and checkpoint tables still hold every table, column and index the
+statements of memory_plugin.backends.langgraph_tables and checkpoint_tables rely on (their
+RELIES_ON), read from the catalogs of stores and savers LangGraph set up on SQLite and
+PostgreSQL, and the savers memory_plugin opens have the members checkpoint_tables runs on (its
+SAVER_API); docs/partitioned.sql holds the store's tables too and marks as run exactly the
+LangGraph migrations there are."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from typing import Any
 import psycopg
 from langgraph.store.postgres.base import MIGRATIONS, VECTOR_MIGRATIONS
 
-from memory_plugin import connect
+from memory_plugin import aconnect, connect
+from memory_plugin.backends import checkpoint_tables
 from memory_plugin.backends.langgraph_tables import PG_STORED_DIMS, RELIES_ON, Index, Schema
 from tests.embeddings import INDEX
 
@@ -56,8 +59,10 @@ def _assert_holds(schema: Schema, columns: Columns, indexes: dict[str, Index]) -
     assert not lacking, f"LangGraph's tables moved ({VERSIONS}): {'; '.join(lacking)}"
 
 
-def _pg_catalog(conn: psycopg.Connection[Any]) -> tuple[Columns, dict[str, Index]]:
-    tables = list(RELIES_ON["postgres"].columns)
+def _pg_catalog(
+    conn: psycopg.Connection[Any], schema: Schema = RELIES_ON["postgres"]
+) -> tuple[Columns, dict[str, Index]]:
+    tables = list(schema.columns)
     columns: Columns = {}
     for table, column, kind in conn.execute(_PG_COLUMNS, (tables,)).fetchall():
         columns.setdefault(table, {})[column] = kind
@@ -70,13 +75,15 @@ def _pg_catalog(conn: psycopg.Connection[Any]) -> tuple[Columns, dict[str, Index
     return columns, indexes
 
 
-def _sqlite_catalog(conn: sqlite3.Connection) -> tuple[Columns, dict[str, Index]]:
+def _sqlite_catalog(
+    conn: sqlite3.Connection, schema: Schema = RELIES_ON["sqlite"]
+) -> tuple[Columns, dict[str, Index]]:
     tables = {
         name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     }
     columns: Columns = {}
     indexes = {}
-    for table in tables & set(RELIES_ON["sqlite"].columns):
+    for table in tables & set(schema.columns):
         for _, column, kind, *_ in conn.execute(f"PRAGMA table_info({table})"):
             columns.setdefault(table, {})[column] = kind.lower()
         for _, name, unique, *_ in conn.execute(f"PRAGMA index_list({table})"):
@@ -121,3 +128,39 @@ def test_partitioned_schema_holds_what_the_statements_rely_on(scratch_postgres_u
         "store_migrations": list(range(len(MIGRATIONS))),
         "vector_migrations": list(range(len(VECTOR_MIGRATIONS))),
     }, f"docs/partitioned.sql marks {marked} run; LangGraph's migrations changed ({VERSIONS})"
+
+
+def _assert_has_api(saver: Any) -> None:
+    """Fail naming each member of SAVER_API the saver (a LangGraph saver) lacks."""
+    kinds = [kind for kind in checkpoint_tables.SAVER_API if isinstance(saver, kind)]
+    assert kinds, f"{type(saver).__name__} is no saver checkpoint_tables reads"
+    lacking = [
+        f"{kind.__name__}.{name}"
+        for kind in kinds
+        for name in checkpoint_tables.SAVER_API[kind]
+        if not hasattr(saver, name)
+    ]
+    assert not lacking, f"LangGraph's savers moved ({VERSIONS}): {', '.join(lacking)}"
+
+
+async def test_sqlite_checkpointer_holds_what_the_statements_rely_on(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with connect(f"sqlite:///{path}") as backend:
+        _assert_has_api(backend.checkpointer)
+    async with aconnect(f"sqlite:///{path}") as abackend:
+        _assert_has_api(abackend.checkpointer)
+    schema = checkpoint_tables.RELIES_ON["sqlite"]
+    with sqlite3.connect(path) as conn:
+        _assert_holds(schema, *_sqlite_catalog(conn, schema))
+
+
+async def test_postgres_checkpointer_holds_what_the_statements_rely_on(
+    scratch_postgres_url: str,
+) -> None:
+    with connect(scratch_postgres_url) as backend:
+        _assert_has_api(backend.checkpointer)
+    async with aconnect(scratch_postgres_url) as abackend:
+        _assert_has_api(abackend.checkpointer)
+    schema = checkpoint_tables.RELIES_ON["postgres"]
+    with psycopg.connect(scratch_postgres_url) as conn:
+        _assert_holds(schema, *_pg_catalog(conn, schema))

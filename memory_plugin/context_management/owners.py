@@ -22,19 +22,15 @@ run, by its next turn.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
+from memory_plugin.backends.checkpoint_tables import Owned, newest_owned
 from memory_plugin.plans import Plan, all_items_plan, arun
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.identity import OWNER_METADATA_KEY, UserKey
@@ -47,47 +43,6 @@ RECORD_PAGE = 1_000
 logger = logging.getLogger(__name__)
 CLAIMED = "thread_owner"
 """The memory_context key of the owner the graph recorded for the thread."""
-OWNED = """
-WITH latest AS (
-    SELECT thread_id, MAX(checkpoint_id) AS checkpoint_id FROM checkpoints
-    WHERE checkpoint_ns = '' GROUP BY thread_id
-), owners AS (
-    SELECT thread_id, {owner} AS owner,
-        ROW_NUMBER() OVER (PARTITION BY thread_id ORDER BY checkpoint_id DESC) AS n
-    FROM checkpoints WHERE checkpoint_ns = '' AND {owner} IS NOT NULL
-)
-SELECT latest.thread_id, latest.checkpoint_id
-FROM latest LEFT JOIN owners ON owners.thread_id = latest.thread_id AND owners.n = 1
-WHERE (
-    (owners.owner = {named} AND latest.thread_id NOT IN {theirs}
-        AND ({loose} OR latest.thread_id IN {mine}))
-    OR (owners.owner IS NULL AND latest.thread_id IN {mine})
-) AND ({text} IS NULL OR latest.checkpoint_id < {text})
-ORDER BY latest.checkpoint_id DESC LIMIT {count}
-"""
-# The owner as its JSON value (a JSON null is none), so an owner that is no string (7) names
-# nobody, as in thread_owner; `mine`: the threads the graph recorded as the person's,
-# `theirs`: those it recorded for their user id in another org (or none), `loose`: whether a
-# thread the metadata names the user of and the graph recorded for nobody of that id is theirs
-# (for a person of no org).
-SQLITE_OWNED = OWNED.format(
-    owner="json_extract(CAST(metadata AS TEXT), '$.owner')",
-    named=":owner",
-    theirs="(SELECT value FROM json_each(:theirs))",
-    loose=":loose",
-    mine="(SELECT value FROM json_each(:mine))",
-    text=":before",
-    count=":limit",
-)
-POSTGRES_OWNED = OWNED.format(
-    owner="NULLIF(metadata->'owner', 'null'::jsonb)",
-    named="to_jsonb(%(owner)s::text)",
-    theirs="(SELECT unnest(%(theirs)s::text[]))",
-    loose="%(loose)s::boolean",
-    mine="(SELECT unnest(%(mine)s::text[]))",
-    text="%(before)s::text",
-    count="%(limit)s",
-)
 
 
 def claim_plan(
@@ -185,40 +140,11 @@ async def owned_threads(
     recorded = await arun(store, _recorded_plan(owner.user_id))
     mine = [thread for thread, org in recorded if org == owner.org_id]
     theirs = [thread for thread, org in recorded if org != owner.org_id]
-    params: dict[str, Any] = {
-        "owner": owner.user_id,
-        "theirs": theirs,
-        "loose": owner.org_id is None,
-        "mine": mine,
-        "before": before,
-        "limit": limit,
-    }
-    if isinstance(saver, AsyncPostgresSaver):
-        async with saver._cursor() as cur:
-            await cur.execute(POSTGRES_OWNED, params)
-            return [(row["thread_id"], row["checkpoint_id"]) for row in await cur.fetchall()]
-    if isinstance(saver, AsyncSqliteSaver):
-        await saver.setup()
-        async with saver.lock, saver.conn.execute(SQLITE_OWNED, _sqlite(params)) as cur:
-            return [(row[0], row[1]) for row in await cur.fetchall()]
-    if isinstance(saver, PostgresSaver | SqliteSaver):
-        return await asyncio.to_thread(_owned_sync, saver, params)
+    owned = Owned(owner.user_id, mine, theirs, owner.org_id is None, before, limit)
+    found = await newest_owned(saver, owned)
+    if found is not None:
+        return found
     return await _scanned(saver, owner, set(mine), set(theirs), before, limit)
-
-
-def _sqlite(params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters as SQLite takes them: the thread lists as JSON arrays."""
-    return {**params, "theirs": json.dumps(params["theirs"]), "mine": json.dumps(params["mine"])}
-
-
-def _owned_sync(saver: PostgresSaver | SqliteSaver, params: dict[str, Any]) -> list[Any]:
-    if isinstance(saver, PostgresSaver):
-        with saver._cursor() as cur:
-            cur.execute(POSTGRES_OWNED, params)
-            return [(row["thread_id"], row["checkpoint_id"]) for row in cur.fetchall()]
-    with saver.cursor(transaction=False) as cur:
-        cur.execute(SQLITE_OWNED, _sqlite(params))
-        return [(row[0], row[1]) for row in cur.fetchall()]
 
 
 async def _scanned(
@@ -254,7 +180,8 @@ async def _scanned(
 
 
 def _owns(owner: UserKey, named: Any, thread: str, mine: set[str], theirs: set[str]) -> bool:
-    """OWNED's rule for one thread whose newest owner metadata is `named` (None: none)."""
+    """checkpoint_tables.Owned's rule for one thread whose newest owner metadata is `named`
+    (None: none)."""
     if named is None:
         return thread in mine
     loose = owner.org_id is None or thread in mine
