@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 from langgraph.store.postgres.base import MIGRATIONS, VECTOR_MIGRATIONS
 
+import memory_plugin
 from memory_plugin import aconnect, connect
 from memory_plugin.backends import checkpoint_tables
 from memory_plugin.backends.langgraph_tables import PG_STORED_DIMS, RELIES_ON, Index, Schema
@@ -37,6 +38,13 @@ _PG_INDEXES = (
 _PG_INDEX = re.compile(
     r"CREATE (UNIQUE )?INDEX \S+ ON (?:ONLY )?(?:\S+\.)?(\S+) USING (\w+) \((.*?)\)"
 )
+
+_FENCE = re.compile(
+    r"\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\s+(?:store|store_vectors|checkpoints|checkpoint_\w+)\b"
+    r"|\._cursor\(|saver\.(?:conn|lock)\b",
+    re.IGNORECASE,
+)
+"""SQL on LangGraph's tables, or a saver's private members."""
 
 Columns = dict[str, dict[str, str]]
 """A catalog's columns: table, column, type."""
@@ -164,3 +172,31 @@ async def test_postgres_checkpointer_holds_what_the_statements_rely_on(
     schema = checkpoint_tables.RELIES_ON["postgres"]
     with psycopg.connect(scratch_postgres_url) as conn:
         _assert_holds(schema, *_pg_catalog(conn, schema))
+
+
+def fence_breaks(root: Path) -> list[str]:
+    """Each line of a module under `root` outside backends/ that runs SQL on LangGraph's tables
+    or uses a saver's private members."""
+    return [
+        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        for path in sorted(root.rglob("*.py"))
+        if path.relative_to(root).parts[0] != "backends"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _FENCE.search(line)
+    ]
+
+
+def test_only_the_backends_touch_langgraph_tables(tmp_path: Path) -> None:
+    found = fence_breaks(Path(memory_plugin.__file__).parent)
+    assert not found, "move it into memory_plugin.backends, beside its RELIES_ON:\n" + "\n".join(
+        found
+    )
+    (tmp_path / "backends").mkdir()
+    (tmp_path / "backends" / "tables.py").write_text('Q = "SELECT 1 FROM checkpoints"\n')
+    (tmp_path / "owners.py").write_text(
+        'Q = "select thread_id from checkpoints"\nasync with saver._cursor() as cur:\n'
+    )
+    assert fence_breaks(tmp_path) == [
+        'owners.py:1: Q = "select thread_id from checkpoints"',
+        "owners.py:2: async with saver._cursor() as cur:",
+    ]
