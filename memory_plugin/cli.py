@@ -123,7 +123,7 @@ def _dev_user(args: argparse.Namespace) -> dict[str, Any]:
     from memory_plugin.scope.namespaces import check_id
 
     spaces = [check_id(space, what="--space") for space in dict.fromkeys(args.space or ())]
-    workspaces = dict.fromkeys(args.workspace or ["personal"])
+    workspaces = dict.fromkeys(args.workspace or ())
     return {
         "identity": check_id(args.user, what="--user"),
         "workspaces": [check_id(workspace, what="--workspace") for workspace in workspaces],
@@ -171,13 +171,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _context(args: argparse.Namespace) -> MemoryContext:
-    from memory_plugin.scope.context import MemoryContext
+    from memory_plugin.scope.doors import door_context
 
-    return MemoryContext(
-        user_id=args.user,
-        workspace_id=args.workspace,
-        thread_visibility="shared" if args.shared else "private",
-    )
+    return door_context(args.user, workspace=args.workspace, shared=args.shared)
 
 
 def _saved_at(document: Document) -> str:
@@ -295,7 +291,9 @@ def _chat_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--user", default=os.environ.get("USER") or "me", help="who is chatting (default: $USER)"
     )
-    parser.add_argument("--workspace", default="personal", help="the workspace (default: personal)")
+    parser.add_argument(
+        "--workspace", help="the workspace (default: none, the user's personal memory)"
+    )
     parser.add_argument(
         "--shared", action="store_true", help="a shared (team) thread of the workspace"
     )
@@ -429,8 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--workspace",
         action="append",
         help="a workspace the development user is a member of, besides every workspace "
-        "holding their personal memory (repeatable; default: personal, `chat`'s default "
-        "workspace)",
+        "holding their personal memory (repeatable; default: none)",
     )
     serve.add_argument(
         "--space",

@@ -27,9 +27,11 @@ def add_mcp_command(commands: Any) -> None:
     )
     mcp.add_argument("--url", help="backend URL (default: $MEMORY_URL or ./.memory/memory.db)")
     mcp.add_argument("--user", help="stdio: whose memory it is (default: anonymous)")
-    mcp.add_argument("--workspace", default="personal", help="stdio: the workspace (personal)")
+    mcp.add_argument(
+        "--workspace", help="stdio: the workspace (default: none, the user's personal memory)"
+    )
     mcp.add_argument("--org", help="stdio: the user's organisation")
-    mcp.add_argument("--agent", default="default", help="stdio: the agent (default)")
+    mcp.add_argument("--agent", help="stdio: the agent (default: default)")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp")
     mcp.add_argument("--host", default="127.0.0.1", help="--http: address (127.0.0.1)")
     mcp.add_argument("--port", type=int, default=8766, help="--http: port (8766)")
@@ -51,7 +53,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         from memory_plugin.mcp_gateway import server
     except ImportError as exc:
         raise MemoryPluginError(EXTRA.format(name=exc.name)) from exc
-    from memory_plugin.scope.context import MemoryContext
+    from memory_plugin.scope.doors import door_context, workspace_words
     from memory_plugin.server.tokens import TOKENS_ENV, load_tokens
 
     if args.http:
@@ -60,16 +62,28 @@ def run_mcp(args: argparse.Namespace) -> int:
         if not (args.tokens or os.environ.get(TOKENS_ENV)):
             raise MemoryPluginError(f"--http needs --tokens or ${TOKENS_ENV} (a JSON token file)")
         tokens = load_tokens(args.tokens)
+        print(
+            f"memory-plugin mcp: serving http://{args.host}:{args.port}/mcp; each request is "
+            f"its token's user, in the workspace the token pins (workspace_id), else in "
+            f"{workspace_words(None)}",
+            file=sys.stderr,
+        )
         serving = server.serve_http(
             args.url, tokens, host=args.host, port=args.port, screen=args.screen
         )
         asyncio.run(serving)
         return 0
-    ctx = MemoryContext(
-        user_id=args.user,
-        workspace_id=args.workspace if args.user else None,
-        org_id=args.org,
-        agent_id=args.agent,
+    ctx = door_context(
+        args.user,
+        org=args.org,
+        workspace=args.workspace if args.user else None,
+        agent=args.agent,
     )
+    if ctx.user_id:
+        print(
+            f"memory-plugin mcp: serving {ctx.user_id}'s memory in "
+            f"{workspace_words(ctx.workspace_id)}, agent {ctx.agent_id}, on stdio",
+            file=sys.stderr,
+        )
     asyncio.run(server.serve_stdio(args.url, ctx, screen=args.screen, log=sys.stderr))
     return 0

@@ -11,7 +11,8 @@ from mcp.server.auth.provider import AccessToken
 
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.scope.context import MemoryContext
-from memory_plugin.server.access import DEFAULT_AGENT, Caller
+from memory_plugin.scope.doors import token_context
+from memory_plugin.server.access import Caller
 
 Identity = Callable[[], MemoryContext]
 """The MemoryContext of the request being served."""
@@ -25,19 +26,6 @@ ANONYMOUS = (
 def fixed(ctx: MemoryContext) -> Identity:
     """Every request is `ctx` (stdio: one local user, or nobody)."""
     return lambda: ctx
-
-
-def context_of(user: Mapping[str, Any]) -> MemoryContext:
-    """The MemoryContext of a token's user (the console's token table format): the user, their
-    org and agent (default: the console's default agent), and their workspace (the pinned
-    `workspace_id`, else their first workspace)."""
-    caller = Caller.of(user)
-    return MemoryContext(
-        user_id=caller.user_id,
-        org_id=caller.org_id,
-        workspace_id=caller.workspaces[0] if caller.workspaces else None,
-        agent_id=caller.agent_id or DEFAULT_AGENT,
-    )
 
 
 class TableVerifier:
@@ -61,12 +49,13 @@ class TableVerifier:
 
 
 def from_token() -> MemoryContext:
-    """The MemoryContext of the current HTTP request's bearer token."""
+    """The MemoryContext of the current HTTP request's bearer token, resolved as every door
+    resolves its user: the same names on stdio land on the same memory."""
     access = get_access_token()
     user = (access.claims or {}).get("user") if access is not None else None
     if not isinstance(user, Mapping):
         raise MemoryPluginError("this request is not authenticated")
-    return context_of(user)
+    return token_context(user)
 
 
 def anonymous(ctx: MemoryContext) -> bool:

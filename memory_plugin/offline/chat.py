@@ -42,6 +42,7 @@ from memory_plugin.profile.budget import body
 from memory_plugin.profile.memory import ProfileMemory, wait_for_profiles
 from memory_plugin.safety.staged import Check, screen_from, screening
 from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.doors import door_context, workspace_words
 from memory_plugin.scope.identity import OWNER_METADATA_KEY
 from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.settings import LayeredSettings, SettingsCache
@@ -365,11 +366,7 @@ def run_demo(url: str | None, out: TextIO) -> None:
 
 def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
     """The interactive chat for the parsed options of `memory-plugin chat`."""
-    ctx = MemoryContext(
-        user_id=args.user,
-        workspace_id=args.workspace,
-        thread_visibility="shared" if args.shared else "private",
-    )
+    ctx = door_context(args.user, workspace=args.workspace, shared=args.shared)
     if args.model or os.environ.get(MODEL_ENV):
         model = resolve_model(args.model, timeout=args.timeout)
     else:
@@ -389,6 +386,11 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
     with connect(args.url, index=index) as backend, screening(staged):
         session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out, screen=check)
         try:
+            print(
+                f"Chatting as {ctx.user_id} in {workspace_words(ctx.workspace_id)}, "
+                f"agent {ctx.agent_id}, thread {args.thread}.",
+                file=out,
+            )
             session.show_history()
             session.say("Type a message, or /help.")
             for line in _lines(stdin, out):

@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from memory_plugin.errors import MemoryPluginError
+from memory_plugin.scope.identity import PERSONAL
+
+if TYPE_CHECKING:
+    from memory_plugin.privacy.archive import Archive
+    from memory_plugin.privacy.inventory import Owner
 
 URL_HELP = "backend URL (default: $MEMORY_URL or ./.memory/memory.db)"
 
 
-def _owner(args: argparse.Namespace) -> Any:
+def owner_of(user: str, org: str | None, workspaces: Sequence[str] = ()) -> Owner:
+    """Whose memory a privacy command reaches, resolved as every door resolves its user
+    (memory_plugin.scope.doors), with the workspaces it names (`personal` names none)."""
     from memory_plugin.privacy.inventory import Owner
+    from memory_plugin.scope.doors import door_context
 
-    return Owner(args.user, args.org)
+    ctx = door_context(user, org=org)
+    named = (door_context(user, org=org, workspace=w).workspace_id for w in workspaces)
+    return Owner(str(ctx.user_id), ctx.org_id, tuple(dict.fromkeys(w for w in named if w)))
 
 
 def semantic(store: Any) -> bool:
@@ -26,14 +37,24 @@ def _export(args: argparse.Namespace) -> int:
     from memory_plugin.connection import connect
     from memory_plugin.plans import run
     from memory_plugin.privacy.archive import export_plan, require_plan
+    from memory_plugin.privacy.inventory import workspaces_plan
     from memory_plugin.privacy.readable import to_markdown
 
-    owner = _owner(args)
+    owner = owner_of(args.user, args.org, args.workspace or ())
     with connect(args.url) as backend:
         run(backend.store, require_plan(owner))
-        archive = run(backend.store, export_plan(owner, args.workspace or ()))
+        workspaces = list(owner.workspaces) or run(backend.store, workspaces_plan(owner))
+        archive = run(backend.store, export_plan(owner, workspaces))
+    print(f"memory-plugin export: {owner.describe()}: {_where(archive)}", file=sys.stderr)
     sys.stdout.write(to_markdown(archive) if args.format == "markdown" else archive.dumps())
     return 0
+
+
+def _where(archive: Archive) -> str:
+    """Which personal memory an export holds, and how much."""
+    inside = ", ".join(archive.workspaces)
+    where = f"no workspace ({PERSONAL})" + (f" and workspaces {inside}" if inside else "")
+    return f"personal memory in {where}; {len(archive.items)} items"
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -65,7 +86,8 @@ def _delete_user(args: argparse.Namespace) -> int:
 
     with connect(args.url) as backend:
         checkpointer = backend.checkpointer if args.threads else None
-        erased = erase_user(backend.store, _owner(args), checkpointer=checkpointer)
+        owner = owner_of(args.user, args.org)
+        erased = erase_user(backend.store, owner, checkpointer=checkpointer)
     print(erased.summary())
     return 0
 
@@ -81,7 +103,8 @@ def add_commands(commands: Any) -> None:
     export.add_argument(
         "--workspace",
         action="append",
-        help="also the user's personal memory inside this workspace (repeatable)",
+        help="only the user's personal memory inside this workspace, besides outside "
+        "workspaces (repeatable; default: every workspace holding some)",
     )
     export.add_argument(
         "--format",

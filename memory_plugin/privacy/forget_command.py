@@ -86,11 +86,11 @@ def run_forget(args: argparse.Namespace) -> int:
     from memory_plugin.context_management.journal import delete_thread
     from memory_plugin.context_management.owners import aowned_thread_ids
     from memory_plugin.plans import run
+    from memory_plugin.privacy.commands import owner_of
     from memory_plugin.privacy.forget import Forgetter, needle_of, threads_plan
-    from memory_plugin.privacy.inventory import Owner
 
     needle = needle_of(args.text)
-    owner = Owner(args.user, args.org, tuple(dict.fromkeys(args.workspace)))
+    owner = owner_of(args.user, args.org, args.workspace)
     with connect(args.url) as backend:
         forgetter = Forgetter.over(backend.store)
         preview = forgetter.preview(owner, needle)

@@ -14,6 +14,12 @@ LangGraph Server puts the user its `auth` handler returned in `config["configura
 Outside the server (no authenticated user) the app's own context is trusted, unless the app
 gives a membership hook: then a named workspace must pass it too. Every refusal is a
 `ScopeError` naming the field, raised before any memory is read or written.
+
+The same rules hold at every door (a graph run, LangGraph Server's auth, and through
+memory_plugin.scope.doors the CLI, the console's tokens and the MCP gateway): no workspace
+unless one is named (`personal` is the label of no workspace, never a workspace id), no org
+unless one is named or pinned. A door that names no agent is the agent `default`; a graph run
+names its own (without one it has no agent memory, and its bounded memory is `default`'s).
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ OWNER_METADATA_KEY = "owner"
 OWNER_ORG_METADATA_KEY = "owner_org"
 """The thread metadata naming the owner's org, beside `owner` (graphs/auth.py records both)."""
 SERVER_KEYS = (AUTH_USER, AUTH_USER_ID)
+PERSONAL = "personal"
+"""The label of a user's memory outside every workspace: naming it names no workspace."""
+DEFAULT_AGENT = "default"
+"""The agent of a run or door that names none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +127,9 @@ def resolve_identity(
     server: ServerIdentity | None,
     membership: Membership | None = None,
 ) -> dict[str, Any]:
-    """The context fields a run may use: the server's over the client's, workspace admitted."""
-    fields = dict(claimed)
+    """The context fields a run or door may use: the server's over the client's, workspace
+    admitted, no workspace unless one is named."""
+    fields = _defaults(claimed)
     if server is None:
         workspace = fields.get("workspace_id")
         if membership is not None and workspace is not None:
@@ -145,6 +156,13 @@ def resolve_identity(
                 f"user {server.user_id!r} is not a member of workspace {workspace!r} "
                 "(not in the authenticated user's workspaces)"
             )
+    return _defaults(fields)
+
+
+def _defaults(claimed: Mapping[str, Any]) -> dict[str, Any]:
+    fields = {name: value for name, value in claimed.items() if value is not None}
+    if fields.get("workspace_id") == PERSONAL:
+        del fields["workspace_id"]
     return fields
 
 

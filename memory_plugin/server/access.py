@@ -27,7 +27,8 @@ from memory_plugin.errors import (
     MemoryPluginError,
 )
 from memory_plugin.scope.context import MemoryContext
-from memory_plugin.scope.identity import UserKey
+from memory_plugin.scope.doors import token_context
+from memory_plugin.scope.identity import DEFAULT_AGENT, UserKey
 from memory_plugin.scope.namespaces import encode_id
 from memory_plugin.server.headers import security_headers
 from memory_plugin.server.tokens import bearer_token
@@ -38,7 +39,6 @@ logger = logging.getLogger(__name__)
 NOT_FOUND = "not found"
 UNAVAILABLE = "the memory store is unavailable; try again shortly"
 INTERNAL = "internal error"
-DEFAULT_AGENT = "default"
 
 
 class NotFound(Exception):
@@ -59,22 +59,22 @@ class Caller:
 
     user_id: str
     org_id: str | None = None
-    agent_id: str | None = None
+    agent_id: str = DEFAULT_AGENT
     workspaces: tuple[str, ...] = ()
     spaces: tuple[str, ...] = ()
     admin: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, user: Mapping[str, Any]) -> Caller:
-        """The caller a token's user mapping describes."""
+        """The caller a token's user mapping describes: who they are as every door resolves
+        it (memory_plugin.scope.doors.token_context), and the workspaces they belong to."""
+        ctx = token_context(user)
         pinned = user.get("workspace_id")
         workspaces = dict.fromkeys([*_names(user.get("workspaces")), *_names(pinned)])
-        org = user.get("org_id")
-        agent = user.get("agent_id")
         return cls(
-            user_id=str(user["identity"]),
-            org_id=str(org) if org else None,
-            agent_id=str(agent) if agent else None,
+            user_id=str(ctx.user_id),
+            org_id=ctx.org_id,
+            agent_id=ctx.agent_id or DEFAULT_AGENT,
             workspaces=tuple(workspaces),
             spaces=_names(user.get("spaces")),
             admin=_names(user.get("admin")),
@@ -84,11 +84,6 @@ class Caller:
     def key(self) -> UserKey:
         """Who the caller is, as the key of every per-user state: their org and user id."""
         return UserKey(self.org_id, self.user_id)
-
-    @property
-    def agent(self) -> str:
-        """The agent whose entries the caller sees: the token's, else the default agent."""
-        return self.agent_id or DEFAULT_AGENT
 
     @property
     def platform_admin(self) -> bool:
@@ -114,13 +109,18 @@ class Caller:
             return self.org_id is not None and "org" in self.admin
         return space is not None and f"space:{space}" in self.admin
 
+    @property
+    def agent(self) -> str:
+        """The agent whose entries the caller sees: the token's, else the default agent."""
+        return self.agent_id
+
     def context(self) -> MemoryContext:
-        """The caller's own context: no workspace, the token's agent."""
+        """The caller's own context: no workspace, their agent."""
         return MemoryContext(user_id=self.user_id, org_id=self.org_id, agent_id=self.agent_id)
 
     def agent_context(self) -> MemoryContext:
-        """The caller's context for agent entries: the token's agent, else the default one."""
-        return MemoryContext(user_id=self.user_id, org_id=self.org_id, agent_id=self.agent)
+        """The caller's context for agent entries (their own context: it names their agent)."""
+        return self.context()
 
     def personal(self, workspace: str | None) -> MemoryContext:
         """The caller's personal scope, inside `workspace` when named (404 unless member)."""
