@@ -31,6 +31,7 @@ READS = [
     "/api/entries/agent",
     "/api/settings",
     "/api/jobs/consolidation",
+    "/api/workspaces",
 ]
 WRITES: list[tuple[str, str, Any]] = [
     ("PUT", "/api/personal/document", {"text": f"- {SECRET}", "expected_version": None}),

@@ -3,7 +3,8 @@
 The graph records it: a thread's first turn (the memory nodes' load_memory, which both
 create_memory_graph and MemoryMiddleware run) claims the thread for the run's resolved context
 (its `thread_owner_id`, else its `user_id`, with its `org_id`; memory_plugin.scope.identity
-decides them), in the thread's state and in a record in the store; later turns, whoever runs
+decides them), in the thread's state and in a record in the store (with the run's workspace,
+where the console finds the workspaces a user chatted in); later turns, whoever runs
 them, never change it. Deleting the thread (journal.delete_thread) deletes the record, and
 deleting a user with their threads (privacy.erase) every record naming them.
 
@@ -48,13 +49,18 @@ CLAIMED = "thread_owner"
 def claim_plan(
     info: Mapping[str, Any], config: RunnableConfig, ctx: MemoryContext
 ) -> Plan[dict[str, Any]]:
-    """Record the run's owner (with its org) for a thread the graph has recorded none for;
-    the memory_context update (nothing once it has one, or without a thread id or a user)."""
+    """Record the run's owner (with its org and workspace) for a thread the graph has recorded
+    none for; the memory_context update (nothing once it has one, or without a thread id or a
+    user)."""
     owner = ctx.thread_owner_id or ctx.user_id
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if info.get(CLAIMED) is not None or owner is None or not thread_id:
         return {}
-    record = {"owner": owner, **({"org": ctx.org_id} if ctx.org_id else {})}
+    record = {
+        "owner": owner,
+        **({"org": ctx.org_id} if ctx.org_id else {}),
+        **({"workspace": ctx.workspace_id} if ctx.workspace_id else {}),
+    }
     try:
         yield [PutOp(RECORDS, str(thread_id), record, index=False)]
     except Exception:
@@ -88,6 +94,15 @@ def _recorded_plan(user_id: str) -> Plan[list[tuple[str, str | None]]]:
     """The threads the graph recorded for `user_id`, each with the org it recorded."""
     items = yield from all_items_plan(RECORDS, page=RECORD_PAGE, filter={"owner": user_id})
     return [(item.key, item.value.get("org")) for item in items]
+
+
+def workspaces_plan(owner: UserKey) -> Plan[list[str]]:
+    """The workspaces of the threads the graph recorded for `owner`, sorted."""
+    recorded = yield from all_items_plan(RECORDS, page=RECORD_PAGE, filter={"owner": owner.user_id})
+    named = (item.value for item in recorded if item.value.get("org") == owner.org_id)
+    return sorted(
+        {value["workspace"] for value in named if isinstance(value.get("workspace"), str)}
+    )
 
 
 async def _page(

@@ -158,7 +158,8 @@ async def authenticated(
     request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Caller:
     """The caller of a request: the user of its bearer token, else 401; with the app's
-    `workspaces_from_store`, a member of every workspace where they have personal memory."""
+    `workspaces_from_store`, a member of every workspace where they have personal memory or
+    own a thread (server.workspaces)."""
     token = bearer_token(authorization)
     user = request.app.state.authenticate(token) if token is not None else None
     if user is None:

@@ -21,7 +21,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memory_plugin.connection import aconnect
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.safety.staged import Check, Screen, prepare_screen, screening
-from memory_plugin.server import entries, forget, jobs, privacy, profile, scoped, threads
+from memory_plugin.server import (
+    entries,
+    forget,
+    jobs,
+    memberships,
+    privacy,
+    profile,
+    scoped,
+    threads,
+)
 from memory_plugin.server import settings as layers
 from memory_plugin.server.access import (
     NOT_FOUND,
@@ -134,8 +143,9 @@ def create_app(
     consolidates and summarizes (default: $MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else
     the offline model); `settings` are the defaults under the store's layers. A caller is a
     member of exactly the workspaces their token names; with `workspaces_from_store` also of
-    every workspace where the store holds personal memory of theirs (the development token of
-    `memory-plugin serve`, which like the chatbot trusts the workspace a run names).
+    every workspace where the store holds personal memory of theirs or a thread they own (the
+    development token of `memory-plugin serve`, which like the chatbot trusts the workspace a
+    run names).
     `screen(text, visibility)` is an extra safety check every write runs after the built-in
     rules, before the judge the `screen_judge` setting turns on (see docs/safety.md); one
     that is not callable raises TypeError here, and a damaged classifier file ModelFileError."""
@@ -178,6 +188,7 @@ def create_app(
         return me_json(caller)
 
     for router in (
+        memberships.router,
         scoped.personal_router,
         scoped.team_router,
         profile.router,

@@ -187,6 +187,20 @@ class Me(BaseModel):
     scopes: list[ScopeLink]
 
 
+class WorkspaceHeld(BaseModel):
+    """A workspace the caller belongs to, and the memory the store holds there."""
+
+    workspace: str
+    personal: bool
+    team: bool
+
+
+class Workspaces(BaseModel):
+    """The caller's workspaces."""
+
+    workspaces: list[WorkspaceHeld]
+
+
 class ScopeRun(BaseModel):
     """One scope of a consolidation run."""
 
