@@ -1,0 +1,206 @@
+"""One test every memory kind passes (as langgraph's checkpoint conformance does for savers):
+for each kind of memory_plugin.kinds.KINDS, through every door that writes it (the graph's
+tool under invoke and ainvoke, create_agent with MemoryMiddleware, the console's REST, the MCP
+gateway, `memory-plugin import`), on every backend: what Ann writes she reads back through
+every other door that shows the kind, her export holds it, forget finds and removes it (gone
+through every door), delete-user removes it, and neither Bob nor another org's Ann sees any
+of it through any door.
+
+Context management holds threads, not memory: a turn writes it (the thread and its journal),
+the console's thread list shows it, an export leaves it out (docs/privacy.md), forget lists
+the thread and deletes it when asked, delete-user deletes it with the user's threads.
+
+A new kind fails here until it is complete: add its row to CALLS (what it declares nowhere
+else: the tool call that writes a text, the console's routes), then make every door pass.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memory_plugin import Backend
+from memory_plugin.kinds import KINDS
+from memory_plugin.privacy.erase import aerase_user
+from tests.kind_doors import (
+    ANN,
+    BOB,
+    DOORS,
+    OTHER_ANN,
+    PEOPLE,
+    Calls,
+    CliDoor,
+    Door,
+    Person,
+    World,
+    alone,
+    exported,
+)
+
+KIND = {kind.name: kind for kind in KINDS}
+
+
+async def _document(client: httpx.AsyncClient, headers: dict[str, str], text: str) -> Any:
+    """Save a personal document holding `text` over the current one."""
+    current = (await client.get("/api/personal/document", headers=headers)).json()["document"]
+    body = {
+        "text": f"# Ann\n\n- Ann's badge says {text}",
+        "expected_version": current and current["version"],
+    }
+    return await client.put("/api/personal/document", headers=headers, json=body)
+
+
+CALLS: dict[str, Calls] = {
+    "scoped_memory": Calls(
+        KIND["scoped_memory"],
+        write=("remember", lambda text: {"text": f"Ann's locker code word is {text}"}),
+        read=("recall", {"query": "locker code word"}),
+        rest_write=_document,
+        rest_read=("/api/personal/document", "/api/personal/notes"),
+    ),
+    "profile": Calls(
+        KIND["profile"],
+        say="I prefer {} tea in the morning.",
+        rest_read=("/api/profile",),
+    ),
+    "agent_memory": Calls(
+        KIND["agent_memory"],
+        write=("memory_store", lambda text: {"key": "code", "content": f"Deploy key {text}"}),
+        read=("memory_recall", {"query": "deploy key"}),
+        rest_write=lambda client, headers, text: client.put(
+            "/api/entries/agent/code", headers=headers, json={"content": f"Deploy key {text}"}
+        ),
+        rest_read=("/api/entries/agent",),
+    ),
+    "bounded_memory": Calls(
+        KIND["bounded_memory"],
+        write=(
+            "memory",
+            lambda text: {"action": "add", "target": "user", "content": f"Ann's pet is {text}"},
+        ),
+        read=("memory", {"action": "read", "target": "user"}),
+        rest_write=lambda client, headers, text: client.post(
+            "/api/entries/bounded",
+            headers=headers,
+            json={"action": "add", "target": "user", "content": f"Ann's pet is {text}"},
+        ),
+        rest_read=("/api/entries/bounded",),
+    ),
+    "context_management": Calls(
+        KIND["context_management"],
+        say="My cat is called {}.",
+        rest_read=("/api/threads",),
+        exported=False,
+    ),
+}
+
+
+def test_every_kind_has_its_calls_and_they_name_its_own_tools() -> None:
+    missing = [name for name in KIND if name not in CALLS]
+    assert missing == [], (
+        f"add a row for {missing} to CALLS in {Path(__file__).name}: what a user says to write "
+        "it, the tool calls that write and read a text, the console's routes, whether an "
+        "export holds it"
+    )
+    assert set(CALLS) == set(KIND), "CALLS names a kind KINDS no longer has"
+    for name, calls in CALLS.items():
+        own = {tool.name for tool in _tools(calls)}
+        for call in (calls.write, calls.read):
+            assert call is None or call[0] in own, f"{name} has no tool {call[0]!r}: {own}"
+        assert any(door.writes(calls) for door in DOORS), f"no door writes {name}"
+        assert any(door.reads(calls) for door in DOORS), f"no door shows {name}"
+
+
+def _tools(calls: Calls) -> list[Any]:
+    from langgraph.store.memory import InMemoryStore
+
+    from memory_plugin.base import Parts
+    from memory_plugin.kinds import build_kinds
+    from memory_plugin.models.maintenance import MaintenanceModel
+    from memory_plugin.offline.demo import DemoModel
+    from memory_plugin.settings import SettingsCache
+
+    settings = alone(calls.kind)
+    cache = SettingsCache(settings)
+    parts = Parts(InMemoryStore(), cache, MaintenanceModel(DemoModel()), model=DemoModel())
+    built = build_kinds(parts, settings, every=True)
+    return built[calls.kind.name].tools(None)
+
+
+CASES = [
+    pytest.param(name, door, id=f"{name}-{door.name}")
+    for name, calls in CALLS.items()
+    for door in DOORS
+    if door.writes(calls)
+]
+
+
+async def _everything(world: World, calls: Calls, who: Person, text: str) -> dict[str, str]:
+    """What every door that shows the kind shows `who` (asked about `text`), by door."""
+    return {
+        door.name: await door.read(world, calls, who, text)
+        for door in DOORS
+        if door.reads(calls) and _reachable(door, world)
+    }
+
+
+def _reachable(door: Door, world: World) -> bool:
+    return not (isinstance(door, CliDoor) and world.url.startswith("memory://"))
+
+
+def _holding(shown: dict[str, str], text: str) -> list[str]:
+    return [door for door, seen in shown.items() if text in seen]
+
+
+async def _forget(world: World, who: Person, text: str) -> dict[str, Any]:
+    """Forget `text` everywhere through the console as `who`: the preview, then every place
+    and thread it found."""
+    async with world.rest() as client:
+        preview = await client.post("/api/forget/preview", headers=who.headers, json={"text": text})
+        assert preview.status_code == 200, preview.text
+        found = preview.json()
+        ids = [place["id"] for place in found["places"] if place["editable"]]
+        applied = await client.post(
+            f"/api/forget/{found['preview_id']}/apply",
+            headers=who.headers,
+            json={"places": ids, "delete_threads": True},
+        )
+        assert applied.status_code == 200, applied.text
+    assert all(outcome["done"] for outcome in applied.json()["outcomes"]), applied.json()
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "writer"), CASES)
+async def test_a_kind_written_through_a_door_is_the_users_through_every_door(
+    name: str, writer: Door, abackend: Backend, backend_url: str, tmp_path: Path
+) -> None:
+    calls = CALLS[name]
+    world = World(abackend, backend_url, tmp_path, alone(calls.kind))
+    if not _reachable(writer, world):
+        pytest.skip("the CLI opens its own connection, and memory:// lives in one process")
+    text = f"Zebu{uuid.uuid4().hex[:8]}"
+    await writer.write(world, calls, ANN, text)
+
+    shown = await _everything(world, calls, ANN, text)
+    assert _holding(shown, text) == list(shown), f"Ann sees {text} only in {_holding(shown, text)}"
+    assert (text in await exported(world, ANN)) is calls.exported
+    for other in (BOB, OTHER_ANN):
+        theirs = await _everything(world, calls, other, text)
+        assert _holding(theirs, text) == [], f"{other.name} sees Ann's {name}"
+        assert text not in await exported(world, other)
+
+    found = await _forget(world, ANN, text)
+    assert found["places"] or found["threads"], f"forget finds no {name} of Ann's"
+    assert _holding(await _everything(world, calls, ANN, text), text) == []
+    assert text not in await exported(world, ANN)
+
+    await writer.write(world, calls, ANN, text)
+    await aerase_user(abackend.store, ANN.owner, checkpointer=abackend.checkpointer)
+    for who in PEOPLE:
+        assert _holding(await _everything(world, calls, who, text), text) == [], who.name
+    assert text not in await exported(world, ANN)
