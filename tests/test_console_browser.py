@@ -132,6 +132,25 @@ def test_the_token_is_kept_for_the_session_and_a_bad_one_asks_again(
     page.context.close()
 
 
+def test_the_memory_tabs_pick_a_workspace_and_the_header_names_it(ann: Any) -> None:
+    shown = ann.locator("#who .workspace")
+    ann.get_by_text(TABS["personal"]).wait_for()
+    assert shown.inner_text() == "Workspace: acme"
+    picker = ann.get_by_label("Workspace", exact=True)
+    assert picker.locator("option:checked").inner_text() == "acme · has memory"
+    picker.select_option(label="No workspace")
+    ann.wait_for_url("**/#/personal?outside")
+    ann.locator("#main .skeleton").first.wait_for(state="detached")
+    assert shown.inner_text() == "Workspace: none"
+    assert ann.get_by_text(TABS["personal"]).count() == 0
+    ann.click("nav#tabs a[data-tab=team]")
+    ann.get_by_text(TABS["team"]).wait_for()
+    assert shown.inner_text() == "Workspace: acme"
+    assert picker.locator("option:checked").inner_text() == "acme · has memory"
+    ann.click("nav#tabs a[data-tab=agent]")
+    shown.wait_for(state="hidden")
+
+
 def test_search_finds_the_matching_note_only(ann: Any) -> None:
     ann.get_by_label("Search notes").fill("quarterly report")
     ann.get_by_label("Search notes").press("Enter")

@@ -26,6 +26,7 @@ const main = document.getElementById("main");
 const nav = document.getElementById("tabs");
 const who = document.getElementById("who");
 let me = null;
+let held = {};
 
 function route() {
   const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
@@ -74,9 +75,10 @@ async function signInFromLink(linked) {
       "whatever you write here is saved as theirs."),
     token() ? h("p", { class: "sub" }, "Signing in replaces the session open in this tab.") : null,
     h("div", { class: "actions" }, cancel,
-      h("button", { class: "button primary", type: "button", onclick: () => {
+      h("button", { class: "button primary", type: "button", onclick: async () => {
         setToken(linked);
         me = user;
+        held = await workspacesHeld();
         header();
         show();
         main.focus({ preventScroll: true });
@@ -86,6 +88,7 @@ async function signInFromLink(linked) {
 
 function header() {
   replace(who,
+    h("span", { class: "workspace", "aria-live": "polite", hidden: true }),
     h("span", { class: "user" }, me.user_id, me.org_id ? h("span", { class: "muted" }, ` · ${me.org_id}`) : null),
     h("button", { class: "button small", type: "button", onclick: () => {
       clearToken();
@@ -97,15 +100,29 @@ function header() {
     h("li", {}, h("a", { href: `#/${id}`, "data-tab": id }, label)))));
 }
 
-function scopeSwitcher(kind, current) {
+// The workspace picker of the Personal and Team memory tabs: every workspace of the caller
+// (the Personal tab also offers memory outside workspaces), each marked with the memory the
+// store holds there.
+function workspacePicker(kind, current) {
   const scopes = me.scopes.filter((s) => s.kind === kind);
-  if (scopes.length < 2) return null;
-  return h("nav", { class: "switcher", "aria-label": kind === "team" ? "Workspaces" : "Personal scopes" },
+  if (!scopes.length) return null;
+  const hrefOf = (workspace) => kind === "team" ? `#/team/${seg(workspace)}`
+    : workspace ? `#/personal/${seg(workspace)}` : "#/personal?outside";
+  const select = h("select", { id: "workspace-picker", onchange: () => { location.hash = select.value; } },
     scopes.map((s) => {
-      const href = kind === "team" ? `#/team/${seg(s.workspace)}` : s.workspace ? `#/personal/${seg(s.workspace)}` : "#/personal";
-      const label = s.workspace || "No workspace";
-      return h("a", { href, "aria-current": (s.workspace || "") === current ? "page" : null }, label);
+      const memory = held[s.workspace]?.[kind];
+      const label = (s.workspace || "No workspace") + (memory ? " · has memory" : "");
+      return h("option", { value: hrefOf(s.workspace), selected: (s.workspace || "") === current }, label);
     }));
+  return h("div", { class: "picker" }, h("label", { for: "workspace-picker" }, "Workspace"), select);
+}
+
+// The header names the workspace a memory tab shows (none on the other tabs).
+function showWorkspace(workspace) {
+  const shown = who.querySelector(".workspace");
+  if (!shown) return;
+  shown.hidden = workspace === undefined;
+  replace(shown, "Workspace: ", workspace ? h("strong", {}, workspace) : "none");
 }
 
 function show() {
@@ -117,10 +134,12 @@ function show() {
   }
   const label = TABS.find(([id]) => id === tab);
   document.title = label ? `${label[1]} · Memory console` : "Memory console";
+  showWorkspace(undefined);
   switch (tab) {
     case "personal": {
       const personal = me.scopes.filter((s) => s.kind === "personal");
-      const scope = (arg ? personal.find((s) => s.workspace === arg) : personal[0]) || {
+      const outside = params.has("outside") ? personal.find((s) => !s.workspace) : null;
+      const scope = outside || (arg ? personal.find((s) => s.workspace === arg) : personal[0]) || {
         kind: "personal",
         workspace: arg || null,
         label: "MEMORY.md",
@@ -129,8 +148,9 @@ function show() {
       renderScope(main, scope, {
         title: "Personal memory",
         intro: `${scope.label}: your private memory${scope.workspace ? ` in ${scope.workspace}` : ""}. Only you can see it.`,
-        switcher: scopeSwitcher("personal", scope.workspace || ""),
+        switcher: workspacePicker("personal", scope.workspace || ""),
       });
+      showWorkspace(scope.workspace);
       break;
     }
     case "team": {
@@ -148,8 +168,9 @@ function show() {
       renderScope(main, { kind: "team", workspace: arg, label: "TEAM_MEMORY.md", path: `/api/team/${seg(arg)}` }, {
         title: "Team memory",
         intro: `TEAM_MEMORY.md of workspace ${arg}: every member can read and edit it.`,
-        switcher: scopeSwitcher("team", arg),
+        switcher: workspacePicker("team", arg),
       });
+      showWorkspace(arg);
       break;
     }
     case "agent":
@@ -175,10 +196,20 @@ function show() {
   }
 }
 
+// What memory each workspace holds, by workspace (only a hint: none when it cannot be read).
+async function workspacesHeld() {
+  try {
+    const { workspaces } = await api("/api/workspaces");
+    return Object.fromEntries(workspaces.map((w) => [w.workspace, w]));
+  } catch {
+    return {};
+  }
+}
+
 async function start() {
   if (!token()) return signIn();
   try {
-    me = await api("/api/me");
+    [me, held] = await Promise.all([api("/api/me"), workspacesHeld()]);
   } catch (error) {
     if (error.status === 401) {
       clearToken();
