@@ -26,6 +26,7 @@ from memory_plugin.context_management.nodes import ContextManager
 from memory_plugin.context_management.state import MemoryState
 from memory_plugin.profile import budget as budget_module
 from memory_plugin.profile import memory as memory_module
+from memory_plugin.profile import rewrite as rewrite_module
 from memory_plugin.profile.changes import changes
 from memory_plugin.profile.document import (
     SECTIONS,
@@ -72,7 +73,7 @@ def recorded_events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     def record(kind: str, action: str, scope: str | None = None, **details: Any) -> None:
         seen.append({"kind": kind, "action": action, "scope": scope, "details": details})
 
-    for module in (memory_module, budget_module):
+    for module in (memory_module, budget_module, rewrite_module):
         monkeypatch.setattr(module, "emit", record)
     return seen
 
