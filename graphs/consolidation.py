@@ -16,11 +16,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph_sdk import Auth
 
-from memory_plugin.scope.identity import user_field
-from memory_plugin.scoped.consolidation_graph import (
+from memory_plugin.prebuilt.consolidation_graph import (
     ConsolidationState,
     build_consolidation_graph,
 )
+from memory_plugin.scope.identity import user_field
 
 AUTH_USER_KEY = "langgraph_auth_user"
 TOKENS_ENV = "MEMORY_AUTH_TOKENS"

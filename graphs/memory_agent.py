@@ -16,7 +16,7 @@ configured in langgraph.json). langgraph.json also loads graphs/auth.py, so clie
 
 from __future__ import annotations
 
-from memory_plugin.models import default_model
+from memory_plugin.offline.default import default_model
 from memory_plugin.prebuilt.graph import create_memory_graph
 
 SYSTEM_PROMPT = (

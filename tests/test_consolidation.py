@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
+from memory_plugin.prebuilt.consolidation_graph import build_consolidation_graph
 from memory_plugin.scope import thread_scope
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped import consolidation as consolidation_module
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
-from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
 from tests.fakes import merging_model
 from tests.scoped_helpers import ANN, ANN_TEAM, OTHER_TEAM, Clock, failing_model, scripted
 

@@ -10,11 +10,11 @@ import pytest
 from langgraph.store.base import BaseStore, ListNamespacesOp, Op, SearchOp
 
 from memory_plugin import Backend, LayeredSettings, MemoryContext
+from memory_plugin.prebuilt.consolidation_graph import build_consolidation_graph
 from memory_plugin.scope import reachable_namespace
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped import consolidation as consolidation_module
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
-from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
 from memory_plugin.scoped.job_runs import (
     RUNS,
     JobRun,

@@ -1,7 +1,7 @@
 """The nightly graph with no model setting: with MEMORY_MODEL and MEMORY_MAINTENANCE_MODEL
 unset it folds the notes with the built-in offline model and logs a warning naming both
 settings, as the Studio agent and the console fall back (one function,
-memory_plugin.models.choose.default_model), under invoke and ainvoke on every backend and under
+memory_plugin.offline.default.default_model), under invoke and ainvoke on every backend and under
 `langgraph dev`."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from langgraph.store.base import BaseStore
 from memory_plugin import Backend, MemoryContext, connect
 from memory_plugin.models import MAINTENANCE_ENV, MODEL_ENV
 from memory_plugin.offline import OfflineModel
+from memory_plugin.prebuilt.consolidation_graph import build_consolidation_graph
 from memory_plugin.scoped import ScopedMemory
-from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
 from memory_plugin.scoped.documents import Document
 from memory_plugin.scoped.notes import Note
 from memory_plugin.server.console import default_model as console_model

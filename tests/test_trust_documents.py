@@ -23,9 +23,9 @@ from langgraph.store.base import PutOp
 from memory_plugin import Backend, MemoryContext, aconnect, connect
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.models.replies import RejectedReply
+from memory_plugin.prebuilt.consolidation_graph import build_consolidation_graph
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
-from memory_plugin.scoped.consolidation_graph import build_consolidation_graph
 from tests.conftest import url_for
 from tests.fakes import merging_model
 from tests.faults import FaultyStore

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,6 @@ from langchain_core.language_models import BaseChatModel
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.settings.env import env_var
 
-logger = logging.getLogger(__name__)
 MODEL_ENV = "MEMORY_MODEL"
 MAINTENANCE_ENV = env_var("maintenance_model")
 
@@ -73,23 +71,3 @@ def resolve_model(spec: str | None = None, *, timeout: float | None = None) -> B
     if not isinstance(model, BaseChatModel):
         raise MemoryPluginError(f"{spec!r} is not a chat model")
     return model
-
-
-def default_model(*, maintenance: bool = False) -> BaseChatModel:
-    """The model $MEMORY_MAINTENANCE_MODEL (with `maintenance`) or else $MEMORY_MODEL names,
-    else the built-in offline model, with a logged warning naming the setting."""
-    names = (MAINTENANCE_ENV, MODEL_ENV) if maintenance else (MODEL_ENV,)
-    for name in names:
-        spec = os.environ.get(name)
-        if spec:
-            return resolve_model(spec)
-    unset = f"neither {' nor '.join(names)} is set" if maintenance else f"{MODEL_ENV} is not set"
-    logger.warning(
-        "%s: using the built-in offline model (memory_plugin.offline.OfflineModel); set "
-        "%s=openai:gpt-4o-mini (or package.module:name) for a real model",
-        unset,
-        MODEL_ENV,
-    )
-    from memory_plugin.offline import OfflineModel
-
-    return OfflineModel()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from langchain_core.language_models import BaseChatModel
 
 from memory_plugin.errors import SettingsError
+from memory_plugin.models.choose import resolve_model
 from memory_plugin.settings import MemorySettings
 
 logger = logging.getLogger(__name__)
@@ -43,8 +44,6 @@ class MaintenanceModel:
         until, failure = self._failed.get(spec, (0.0, None))
         if failure is not None and time.monotonic() < until:
             raise SettingsError(f"setting 'maintenance_model' ({spec!r}): {failure}") from failure
-        from memory_plugin.models import resolve_model
-
         try:
             found = (self._loader or resolve_model)(spec)
         except Exception as exc:

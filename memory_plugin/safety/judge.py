@@ -24,7 +24,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from memory_plugin.plans import ModelCall
 from memory_plugin.plans import _invoke as invoke_model
-from memory_plugin.safety.staged import CheckFailed, Visibility
+from memory_plugin.safety.check import CheckFailed, Visibility
 
 INSTRUCTION = (
     "You screen text before it is saved to an AI assistant's long-term memory, which is later "

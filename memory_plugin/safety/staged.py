@@ -23,11 +23,18 @@ memory is then stored (the failure is logged), and shared memory follows `on_fai
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+
+from memory_plugin.errors import SettingsError
+from memory_plugin.safety.builtin import builtin_violation
+from memory_plugin.safety.check import Check, CheckFailed, OnFailure, Visibility
+from memory_plugin.safety.classifier import shipped
+from memory_plugin.safety.judge import Judge
+from memory_plugin.safety.rules import prepare
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -35,11 +42,6 @@ if TYPE_CHECKING:
     from memory_plugin.settings import MemorySettings
 
 logger = logging.getLogger(__name__)
-
-Visibility = Literal["private", "shared"]
-Check = Callable[[str, Visibility], "str | None"]
-"""An extra check: `check(text, visibility)` returns a reason to refuse the text, else None."""
-OnFailure = Literal["refuse", "allow"]
 
 __all__ = [
     "Check",
@@ -52,10 +54,6 @@ __all__ = [
     "screen_from",
     "screening",
 ]
-
-
-class CheckFailed(Exception):
-    """A later stage gave no verdict: it raised, timed out or answered garbage."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +80,6 @@ class Screen:
 
     def violation(self, text: str, visibility: Visibility = "private") -> str | None:
         """Why the text may not be stored (what is wrong, then the stage), else None."""
-        from memory_plugin.safety import builtin_violation
-
         reason = builtin_violation(text, visibility=visibility)
         if reason is not None:
             return reason
@@ -149,9 +145,6 @@ def screening(screen: Screen) -> Iterator[Screen]:
 def prepare_screen() -> None:
     """Load the classifier and build the rules' index now, not at the first write: a missing
     or damaged classifier file raises ModelFileError naming it (never a silent pass)."""
-    from memory_plugin.safety.classifier import shipped
-    from memory_plugin.safety.rules import prepare
-
     shipped()
     prepare()
 
@@ -166,9 +159,6 @@ def screen_from(
     prepare_screen()
     judge = None
     if settings.screen_judge != "off":
-        from memory_plugin.errors import SettingsError
-        from memory_plugin.safety.judge import Judge
-
         if model is None:
             raise SettingsError("setting 'screen_judge' needs a maintenance model to ask")
         judge = Judge(

@@ -30,7 +30,7 @@ K = TypeVar("K", bound=MemoryService)
 
 def default_model() -> BaseChatModel:
     """$MEMORY_MAINTENANCE_MODEL, else $MEMORY_MODEL, else the offline model (with a warning)."""
-    from memory_plugin.models import default_model as configured
+    from memory_plugin.offline.default import default_model as configured
 
     return configured(maintenance=True)
 

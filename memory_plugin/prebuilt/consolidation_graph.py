@@ -1,4 +1,5 @@
-"""Nightly consolidation as a LangGraph graph, for LangGraph Server cron jobs."""
+"""Nightly consolidation (memory_plugin.scoped.consolidation) as a LangGraph graph, for
+LangGraph Server cron jobs."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from memory_plugin.models import default_model
+from memory_plugin.offline.default import default_model
 from memory_plugin.safety.staged import prepare_screen
 from memory_plugin.scoped.consolidation import ConsolidationReport, aconsolidate, consolidate
 
