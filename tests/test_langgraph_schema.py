@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -39,12 +40,10 @@ _PG_INDEX = re.compile(
     r"CREATE (UNIQUE )?INDEX \S+ ON (?:ONLY )?(?:\S+\.)?(\S+) USING (\w+) \((.*?)\)"
 )
 
-_FENCE = re.compile(
-    r"\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\s+(?:store|store_vectors|checkpoints|checkpoint_\w+)\b"
-    r"|\._cursor\(|saver\.(?:conn|lock)\b",
-    re.IGNORECASE,
-)
-"""SQL on LangGraph's tables, or a saver's private members."""
+_TABLE = re.compile(r"\s(?:store|store_vectors|checkpoints|checkpoint_\w+)\b")
+_STATEMENT = {"from", "into", "update", "join", "table"}
+_PRIVATE = re.compile(r"\._cursor\(|saver\.(?:conn|lock)\b")
+"""A saver's private members."""
 
 Columns = dict[str, dict[str, str]]
 """A catalog's columns: table, column, type."""
@@ -174,16 +173,27 @@ async def test_postgres_checkpointer_holds_what_the_statements_rely_on(
         _assert_holds(schema, *_pg_catalog(conn, schema))
 
 
+def _fenced(source: str) -> Iterator[int]:
+    """The offsets in `source` of SQL on LangGraph's tables and of a saver's private members."""
+    for found in _TABLE.finditer(source):
+        words = source[max(found.start() - 8, 0) : found.start()].split()
+        if words and words[-1].lower() in _STATEMENT:
+            yield found.start()
+    yield from (found.start() for found in _PRIVATE.finditer(source))
+
+
 def fence_breaks(root: Path) -> list[str]:
     """Each line of a module under `root` outside backends/ that runs SQL on LangGraph's tables
     or uses a saver's private members."""
-    return [
-        f"{path.relative_to(root)}:{number}: {line.strip()}"
-        for path in sorted(root.rglob("*.py"))
-        if path.relative_to(root).parts[0] != "backends"
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if _FENCE.search(line)
-    ]
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] == "backends":
+            continue
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        numbers = sorted({source.count("\n", 0, at) for at in _fenced(source)})
+        found += [f"{path.relative_to(root)}:{n + 1}: {lines[n].strip()}" for n in numbers]
+    return found
 
 
 def test_only_the_backends_touch_langgraph_tables(tmp_path: Path) -> None:
