@@ -37,7 +37,7 @@ from memory_plugin.plans import arun, run
 from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.privacy.archive import export_plan
 from memory_plugin.privacy.inventory import Owner
-from memory_plugin.profile.memory import await_profiles
+from memory_plugin.profile.memory import await_profiles, wait_for_profiles
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.server import create_app
 from memory_plugin.settings import MemorySettings
@@ -153,7 +153,7 @@ def _script(call: tuple[str, dict[str, Any]] | None) -> list[Any]:
     return ([_call(*call)] if call else []) + ["Noted."]
 
 
-def _shown(model: RecordingModel, out: dict[str, Any]) -> str:
+def _shown(model: RecordingModel, out: Any) -> str:
     said = [str(m.content) for m in out["messages"] if not isinstance(m, HumanMessage)]
     return "\n".join([*model.seen, *said])
 
@@ -198,13 +198,19 @@ class TurnDoor(Door):
         model = RecordingModel(script=_script(write and (write[0], write[1](text))))
         shown = await self.turn(world, model, who, calls.say.format(text))
         assert "Memory not changed" not in shown, shown
-        await await_profiles()
+        await settled()
 
     async def read(self, world: World, calls: Calls, who: Person, text: str) -> str:
         model = RecordingModel(script=_script(calls.read))
         shown = await self.turn(world, model, who, ASKED)
-        await await_profiles()
+        await settled()
         return shown
+
+
+async def settled() -> None:
+    """Wait for the profile consolidations the turns started (sync runs' and async runs')."""
+    assert await asyncio.to_thread(wait_for_profiles)
+    await await_profiles()
 
 
 def _config() -> Any:
@@ -246,8 +252,8 @@ class AgentDoor(TurnDoor):
             store=world.backend.store,
             context_schema=MemoryContext,
         )
-        state = {"messages": [HumanMessage(said)]}
-        out = await asyncio.to_thread(agent.invoke, state, _config(), context=who.ctx)
+        state: Any = {"messages": [HumanMessage(said)]}
+        out = await asyncio.to_thread(lambda: agent.invoke(state, _config(), context=who.ctx))
         return _shown(model, out)
 
 
@@ -319,8 +325,9 @@ class McpDoor(Door):
 
 
 class CliDoor(Door):
-    """`memory-plugin import` (in process, over the backend's URL): loads an export of the
-    text written by the graph into a scratch store. memory:// cannot be reached from it."""
+    """`memory-plugin import --merge` (in process, over the backend's URL): loads an export of
+    the text written by the graph into a scratch store; `memory-plugin export` shows it.
+    memory:// cannot be reached from it."""
 
     name = "cli-import"
 
@@ -337,7 +344,8 @@ class CliDoor(Door):
             archive = run(backend.store, export_plan(who.owner))
         path = world.tmp / f"{uuid.uuid4().hex[:8]}.json"
         path.write_text(archive.dumps())
-        code, out = await asyncio.to_thread(_cli, ["import", str(path), "--url", world.url])
+        command = ["import", str(path), "--merge", "--url", world.url]
+        code, out = await asyncio.to_thread(_cli, command)
         assert code == 0, out
 
     async def read(self, world: World, calls: Calls, who: Person, text: str) -> str:
