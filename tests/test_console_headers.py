@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memory_plugin import Backend
+from memory_plugin.bounded import BoundedMemory
 from memory_plugin.server import create_app
 
 TOKENS = {"ann-token": {"identity": "ann", "workspaces": ["acme"]}}
@@ -105,7 +106,7 @@ def test_an_unexpected_failure_answers_500_with_the_headers(
     async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a bug, with a secret: hunter2")
 
-    monkeypatch.setattr(app.state.console.bounded, "aread", broken)
+    monkeypatch.setattr(app.state.console.of(BoundedMemory), "aread", broken)
     answer = TestClient(app, raise_server_exceptions=False).get("/memory", headers=ANN)
     assert answer.status_code == 500
     assert answer.json() == {"detail": "internal error"}

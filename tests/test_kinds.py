@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
-from memory_plugin.base import MemoryService
+from memory_plugin.base import MemoryService, Parts
 from memory_plugin.bounded import BoundedMemory
-from memory_plugin.kinds import KINDS, Parts, build_kinds
+from memory_plugin.kinds import KINDS, build_kinds
 from memory_plugin.models.maintenance import MaintenanceModel
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.prebuilt.services import build_services
@@ -75,25 +75,27 @@ def test_every_kind_is_built_one_way_over_one_settings_source() -> None:
     store, cache = InMemoryStore(), SettingsCache(MemorySettings())
     maintenance = MaintenanceModel(DemoModel())
     built = build_kinds(Parts(store, cache, maintenance, model=DemoModel()), cache.base, every=True)
-    assert list(built) == [kind.switch for kind in KINDS]
+    assert list(built) == [kind.name for kind in KINDS]
     for switch, service in built.items():
         assert isinstance(service, MemoryService), switch
         assert service.source is cache, switch
         assert service.maintenance is maintenance, switch
 
 
-@pytest.mark.parametrize("kind", [kind for kind in KINDS if kind.tools is not None])
+@pytest.mark.parametrize(
+    "kind", [kind for kind in KINDS if kind.tools is not MemoryService.tools], ids=str
+)
 def test_a_kind_switched_off_in_code_has_no_service_unless_always_and_no_tools(
     kind: Any,
 ) -> None:
-    off = MemorySettings(**{kind.switch: False})
+    off = MemorySettings(**{kind.name: False})
     services = build_services(DemoModel(), off, store=InMemoryStore(), environ={})
-    assert kind.switch not in services.switches.values()
-    assert (kind.switch in services.services) is kind.always
+    assert kind not in services.owners.values()
+    assert (kind.name in services.services) is kind.always
     on = build_services(
-        DemoModel(), MemorySettings(**{kind.switch: True}), store=InMemoryStore(), environ={}
+        DemoModel(), MemorySettings(**{kind.name: True}), store=InMemoryStore(), environ={}
     )
-    names = [name for name, switch in on.switches.items() if switch == kind.switch]
+    names = [name for name, owner in on.owners.items() if owner is kind]
     assert names and all(tool.name in names for tool in on.tools if tool.name in names)
 
 

@@ -49,7 +49,7 @@ def test_every_folder_says_what_it_offers() -> None:
 
 
 def test_every_kind_in_the_registry_has_one_folder_exporting_its_service() -> None:
-    assert {kind.switch for kind in KINDS} == set(KIND_FOLDERS)
+    assert {kind.name for kind in KINDS} == set(KIND_FOLDERS)
     for switch, folder in KIND_FOLDERS.items():
         package = importlib.import_module(f"memory_plugin.{folder}")
         services = [

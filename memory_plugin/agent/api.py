@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from langchain_core.tools import BaseTool
+
 from memory_plugin.agent.entries import (
     Entry,
     Visibility,
@@ -22,6 +24,7 @@ from memory_plugin.blocks import PromptBlock
 from memory_plugin.errors import ScopeError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import Membership
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tooling import clamp_k
 
@@ -29,6 +32,18 @@ from memory_plugin.tooling import clamp_k
 class AgentMemory(MemoryService):
     """Agent memory entries for the agent the run's context names. Writing needs the
     `agent_memory` setting (the Memory capability); reading and pinning do not."""
+
+    name = "agent_memory"
+    place = "frozen"
+    always = True
+    needs_agent = True
+    over_mcp = True
+
+    def tools(self, membership: Membership | None) -> list[BaseTool]:
+        """memory_store, memory_recall and memory_forget over this agent memory."""
+        from memory_plugin.agent.tools import agent_memory_tools
+
+        return agent_memory_tools(self, membership)
 
     def store_plan(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from langgraph.store.base import GetOp
 
 from memory_plugin.backends.conditional import PutIfVersion
@@ -17,12 +18,14 @@ from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.bounded.blocks import block_text
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
+from memory_plugin.bounded.toolkit import memory_tools
 from memory_plugin.errors import ConflictError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import Provenance, current, provenance_of
 from memory_plugin.safety import screen
 from memory_plugin.scope import bounded_namespace
 from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import Membership
 from memory_plugin.settings import LayeredSettings, MemorySettings
 
 RETRIES = 64
@@ -62,6 +65,15 @@ def _carried(
 class BoundedMemory(MemoryService):
     """The agent's notes (`memory`) and who the user is (`user`), each a bounded list of
     entries, per agent and user."""
+
+    name = "bounded_memory"
+    place = "frozen"
+    obeys_memory_off = True
+    over_mcp = True
+
+    def tools(self, membership: Membership | None) -> list[BaseTool]:
+        """The `memory` tool over this bounded memory."""
+        return memory_tools(self, membership)
 
     @property
     def settings(self) -> LayeredSettings:

@@ -28,9 +28,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.config import get_store
 
-from memory_plugin.base import MemoryService, SettingsLike, utc_now
+from memory_plugin.base import MemoryService, Parts, SettingsLike, utc_now
 from memory_plugin.blocks import BlockSource
 from memory_plugin.context_management.compaction import DIVIDERS, CompactionStep
 from memory_plugin.context_management.flush import flush_hook
@@ -74,6 +75,30 @@ class ContextManager(MemoryService):
     `settings`, `membership` and `clock` are taken as by every memory kind
     (memory_plugin.base.MemoryService); the graph's nodes work on the graph's store.
     """
+
+    name = "context_management"
+    always = True
+
+    @classmethod
+    def build(cls, parts: Parts) -> ContextManager:
+        """The manager of one graph: its model, and the blocks of the kinds built before it."""
+        if parts.model is None:
+            raise TypeError("context management needs the graph's model (Parts.model)")
+        return cls(
+            parts.model,
+            summary_model=parts.maintenance,
+            sources=parts.blocks.get("per_turn", ()),
+            frozen_sources=parts.blocks.get("frozen", ()),
+            system_prompt=parts.system_prompt,
+            settings=parts.settings,
+            membership=parts.membership,
+        )
+
+    def tools(self, membership: Membership | None) -> list[BaseTool]:
+        """The journal tools (message search, tool call view) of the current thread."""
+        from memory_plugin.context_management.journal_tools import journal_tools
+
+        return journal_tools(self, membership)
 
     def __init__(
         self,

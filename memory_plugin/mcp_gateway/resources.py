@@ -8,11 +8,14 @@ from langgraph.store.base import BaseStore
 from mcp.server.fastmcp import FastMCP
 
 from memory_plugin.blocks import PromptBlock, render_blocks
+from memory_plugin.bounded import BoundedMemory
 from memory_plugin.bounded.blocks import block_text
 from memory_plugin.mcp_gateway.identity import Identity
 from memory_plugin.plans import arun
 from memory_plugin.prebuilt.services import MemoryServices
 from memory_plugin.profile.document import render
+from memory_plugin.profile.memory import ProfileMemory
+from memory_plugin.scoped import ScopedMemory
 
 DOCUMENT = "memory://document"
 PROFILE = "memory://profile"
@@ -24,7 +27,9 @@ def add_resources(
     server: FastMCP, services: MemoryServices, store: BaseStore, identity: Identity
 ) -> None:
     """The resources of the kinds built in `services`, each read for `identity()`."""
-    scoped, profile, bounded = services.scoped, services.profile, services.bounded
+    scoped = services.of(ScopedMemory)
+    profile = services.of(ProfileMemory)
+    bounded = services.of(BoundedMemory)
     if scoped is not None:
 
         @server.resource(DOCUMENT, name="document", mime_type="text/markdown")

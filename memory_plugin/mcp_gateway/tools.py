@@ -2,7 +2,8 @@
 `build_services`), called with a ToolRuntime whose context is the session's identity, so
 their schemas never take a user, workspace or org. A kind's settings switch and memory being
 off for the caller refuse a call exactly as the graph's tool gate does (`refusal`); every call
-runs under the graph's one screen. The journal tools are never exposed.
+runs under the graph's one screen. Only the tools of a kind that says `over_mcp` are served
+(context management's journal tools: never).
 
 update_memory's compare-and-swap reads the document version the model saw from the graph's
 state; over MCP the client says it, as the optional `version` argument (0: no document yet),
@@ -28,8 +29,6 @@ from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.nouser import off_reason
 from memory_plugin.scoped.blocks import DOCUMENT_BLOCK
 
-EXPOSED = ("agent_memory", "scoped_memory", "bounded_memory")
-"""The kinds whose tools the gateway serves (context management's journal tools: never)."""
 SEEN = "version"
 SEEN_TOOL = "update_memory"
 SEEN_FIELD = Field(
@@ -42,8 +41,9 @@ SEEN_FIELD = Field(
 
 
 def exposed(services: MemoryServices) -> list[BaseTool]:
-    """The graph's memory tools of the exposed kinds on in the base settings."""
-    return [tool for tool in services.tools if services.switches.get(tool.name) in EXPOSED]
+    """The graph's memory tools of the kinds served over MCP (`over_mcp`) on in the base
+    settings."""
+    return [tool for tool in services.tools if services.owners[tool.name].over_mcp]
 
 
 def _arguments(tool: BaseTool) -> type[ArgModelBase]:

@@ -24,6 +24,7 @@ from memory_plugin.context_management.state import add_messages_batch, merge_inf
 from memory_plugin.graphnode import NodePlan, State, run_context
 from memory_plugin.plans import arun, run
 from memory_plugin.prebuilt.services import MemoryServices, TurnTools
+from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.safety.staged import screening
 
 _REDUCED = frozenset({"messages", "memory_context"})
@@ -99,8 +100,8 @@ class AgentStep:
                 return combined(opened, reply, {})
             ended = {**local, "messages": [*local["messages"], reply]}
             closed = run(store, self._closing()(ended, config, ctx))
-            if services.profile is not None:
-                services.profile.start_consolidation(applied(ended, closed), config, ctx, store)
+            if (profile := services.of(ProfileMemory)) is not None:
+                profile.start_consolidation(applied(ended, closed), config, ctx, store)
         return combined(opened, reply, closed)
 
     async def ainvoke(self, state: State, config: RunnableConfig) -> State:
@@ -115,6 +116,6 @@ class AgentStep:
                 return combined(opened, reply, {})
             ended = {**local, "messages": [*local["messages"], reply]}
             closed = await arun(store, self._closing()(ended, config, ctx))
-            if services.profile is not None:
-                services.profile.start_consolidation(applied(ended, closed), config, ctx, store)
+            if (profile := services.of(ProfileMemory)) is not None:
+                profile.start_consolidation(applied(ended, closed), config, ctx, store)
         return combined(opened, reply, closed)

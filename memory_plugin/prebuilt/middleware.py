@@ -118,7 +118,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
             screen=screen,
         )
         self.services = services
-        self.manager, self.profile, self.tools = services.manager, services.profile, services.tools
+        self.manager, self.tools = services.manager, services.tools
         self._start, self._manage, self._finish = services.start, services.manage, services.finish
         self._summarize, self._consolidate = services.summarize_now, services.consolidate
 

@@ -22,19 +22,16 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
-from memory_plugin.agent import AgentMemory
-from memory_plugin.base import MemoryService
-from memory_plugin.bounded import BoundedMemory
+from memory_plugin.base import MemoryService, Parts
 from memory_plugin.compat import RunnableCallable
 from memory_plugin.context_management.nodes import ContextManager
-from memory_plugin.kinds import Parts, build_kinds, kind_tools
+from memory_plugin.kinds import Kind, build_kinds, kind_tools
 from memory_plugin.models.maintenance import MaintenanceModel
 from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.safety.staged import Check, Screen, screen_from, screening
 from memory_plugin.scope.context import MemoryContext, current_context
 from memory_plugin.scope.identity import Membership
 from memory_plugin.scope.nouser import MEMORY_OFF
-from memory_plugin.scoped.api import ScopedMemory
 from memory_plugin.settings import MemorySettings, SettingsCache
 
 State = Mapping[str, Any]
@@ -48,48 +45,26 @@ K = TypeVar("K", bound=MemoryService)
 @dataclass
 class MemoryServices:
     """One graph's memory: its settings source, the service of each memory kind that exists
-    in it (keyed by the setting that switches the kind), the memory tools, and which setting
-    switches each tool's kind."""
+    in it (keyed by the kind's name), the memory tools, and the kind each tool belongs to."""
 
     settings: SettingsCache
     services: dict[str, MemoryService]
     tools: list[BaseTool]
-    switches: dict[str, str]
+    owners: dict[str, Kind]
     membership: Membership | None = None
     screen: Screen = field(default_factory=Screen)
     _last: tuple[Any, MemorySettings] | None = field(default=None, repr=False)
 
-    def _kind(self, switch: str, cls: type[K]) -> K | None:
-        found = self.services.get(switch)
-        assert found is None or isinstance(found, cls)
-        return found
+    def of(self, cls: type[K]) -> K | None:
+        """The service of this kind class, None when it is not part of this graph."""
+        return next((found for found in self.services.values() if isinstance(found, cls)), None)
 
     @property
     def manager(self) -> ContextManager:
         """The context-management nodes (always built: they load memory and journal)."""
-        found = self._kind("context_management", ContextManager)
+        found = self.of(ContextManager)
         assert found is not None
         return found
-
-    @property
-    def scoped(self) -> ScopedMemory | None:
-        """Scoped memory, None when it is not part of this graph."""
-        return self._kind("scoped_memory", ScopedMemory)
-
-    @property
-    def profile(self) -> ProfileMemory | None:
-        """Profile memory, None when it is not part of this graph."""
-        return self._kind("profile", ProfileMemory)
-
-    @property
-    def agent(self) -> AgentMemory | None:
-        """Agent memory (always built: reading and pinning need no switch)."""
-        return self._kind("agent_memory", AgentMemory)
-
-    @property
-    def bounded(self) -> BoundedMemory | None:
-        """Bounded memory, None when it is not part of this graph."""
-        return self._kind("bounded_memory", BoundedMemory)
 
     @property
     def base(self) -> MemorySettings:
@@ -125,7 +100,8 @@ class MemoryServices:
     @property
     def consolidate(self) -> RunnableCallable | None:
         """The node that consolidates the profile after a turn, None without profile memory."""
-        return None if self.profile is None else self.screened(self.profile.consolidate_profile)
+        profile = self.of(ProfileMemory)
+        return None if profile is None else self.screened(profile.consolidate_profile)
 
     def context(self) -> MemoryContext:
         """The run's MemoryContext, its workspace checked with this graph's membership hook."""
@@ -151,21 +127,22 @@ class MemoryServices:
         return str(off) if off else None
 
     def offered(self, settings: MemorySettings, off: str | None = None) -> list[BaseTool]:
-        """The memory tools of the kinds that are on for these settings (no scoped memory
-        tools when memory is `off` for the run)."""
+        """The memory tools of the kinds that are on for these settings (none of a kind that
+        obeys "memory off" when memory is `off` for the run)."""
         return [tool for tool in self.tools if self.refusal(tool.name, settings, off) is None]
 
     def refusal(self, name: str, settings: MemorySettings, off: str | None = None) -> str | None:
         """Why a call to this tool is refused (its memory kind is off, or memory is `off` for
         the run), None when it is not."""
-        kind = self.switches.get(name)
+        kind = self.owners.get(name)
         if kind is None:
             return None
-        if off and kind in ("scoped_memory", "bounded_memory"):
+        if off and kind.obeys_memory_off:
             return f"Memory not changed: {name} is unavailable because {off}."
-        if getattr(settings, kind):
+        if kind.switched_on(settings):
             return None
-        return f"Memory not changed: {name} is unavailable because {kind} is switched off here."
+        why = f"{kind.name} is switched off here"
+        return f"Memory not changed: {name} is unavailable because {why}."
 
     def _refused(self, request: ToolCallRequest) -> ToolMessage | None:
         call = request.tool_call
@@ -224,7 +201,7 @@ class TurnTools:
         services = self.services
         memory = services.offered(services.turn_settings(state), services.memory_off(state))
         if not services.context().agent_id:
-            memory = [tool for tool in memory if services.switches.get(tool.name) != "agent_memory"]
+            memory = [tool for tool in memory if not services.owners[tool.name].needs_agent]
         key = tuple(tool.name for tool in memory)
         found = self._bound.get(key)
         if found is None:
@@ -245,6 +222,7 @@ def build_services(
     maintenance_model: BaseChatModel | None = None,
     screen: Check | None = None,
     every_kind: bool = False,
+    kinds: Sequence[Kind] | None = None,
 ) -> MemoryServices:
     """Build one graph's memory from the registry of kinds (memory_plugin.kinds); memory work
     uses `maintenance_model` (default: `model`) unless the `maintenance_model` setting names
@@ -252,7 +230,8 @@ def build_services(
     surface over the same store (the console). Every write runs the safety screen: the
     built-in stages, then the operator's `screen` check, then the judge when `screen_judge`
     is on (asking the maintenance model). `every_kind`: build the kinds switched off in the
-    base settings too. Bad settings (in code or the environment, a maintenance model that
+    base settings too; `kinds`: the registry of kinds (default memory_plugin.kinds.KINDS). Bad
+    settings (in code or the environment, a maintenance model that
     cannot be loaded included) raise SettingsError here, a `screen` that is not callable
     TypeError."""
     source = (
@@ -266,6 +245,6 @@ def build_services(
         maintenance.load(base.maintenance_model)
     staged = screen_from(screen, base, maintenance(base))
     parts = Parts(store, source, maintenance, membership, model, system_prompt)
-    built = build_kinds(parts, base, every=every_kind)
-    tools, switches = kind_tools(built, base, membership)
-    return MemoryServices(source, built, tools, switches, membership, staged)
+    built = build_kinds(parts, base, every=every_kind, kinds=kinds)
+    tools, owners = kind_tools(built, base, membership)
+    return MemoryServices(source, built, tools, owners, membership, staged)

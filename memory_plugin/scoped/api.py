@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 from langgraph.store.base import PutOp
 
 from memory_plugin.base import MemoryService
@@ -15,6 +16,7 @@ from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import current
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
 from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scope.identity import Membership
 from memory_plugin.scoped.blocks import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.blocks import recent_notes_plan
 from memory_plugin.scoped.documents import (
@@ -53,6 +55,17 @@ class ScopedMemory(MemoryService):
     scope. `model` (or the `maintenance_model` setting) compresses documents that would cross
     the hard limit. Constructed like every memory kind (memory_plugin.base.MemoryService).
     """
+
+    name = "scoped_memory"
+    place = "per_turn"
+    obeys_memory_off = True
+    over_mcp = True
+
+    def tools(self, membership: Membership | None) -> list[BaseTool]:
+        """remember, update_memory and recall over this scoped memory."""
+        from memory_plugin.scoped.tools import scoped_memory_tools
+
+        return scoped_memory_tools(self, membership)
 
     @property
     def model(self) -> BaseChatModel | None:

@@ -13,15 +13,11 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
-from memory_plugin.agent import AgentMemory
-from memory_plugin.base import MemoryService
-from memory_plugin.bounded import BoundedMemory
-from memory_plugin.kinds import Parts, build_kinds
+from memory_plugin.base import MemoryService, Parts
+from memory_plugin.kinds import build_kinds
 from memory_plugin.models.maintenance import maintenance_of
-from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.provenance import Provenance, origin
 from memory_plugin.safety.staged import Check, Screen, screen_from
-from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server.access import Caller
 from memory_plugin.settings import LayeredSettings, MemorySettings, SettingsCache
 
@@ -58,30 +54,12 @@ class Console:
         parts = Parts(self.store, self.cache, maintenance_of(self.model), model=self.model)
         self.kinds = build_kinds(parts, self.cache.base, every=True)
 
-    def _kind(self, switch: str, cls: type[K]) -> K:
-        found = self.kinds[switch]
-        assert isinstance(found, cls)
+    def of(self, cls: type[K]) -> K:
+        """The service of this kind class over the store (every kind is built here)."""
+        found = next((kind for kind in self.kinds.values() if isinstance(kind, cls)), None)
+        if found is None:
+            raise LookupError(f"no {cls.__name__} among the console's kinds")
         return found
-
-    @property
-    def scoped(self) -> ScopedMemory:
-        """Scoped memory over the store."""
-        return self._kind("scoped_memory", ScopedMemory)
-
-    @property
-    def profile(self) -> ProfileMemory:
-        """Profile memory over the store."""
-        return self._kind("profile", ProfileMemory)
-
-    @property
-    def bounded(self) -> BoundedMemory:
-        """Bounded memory over the store."""
-        return self._kind("bounded_memory", BoundedMemory)
-
-    @property
-    def agent(self) -> AgentMemory:
-        """Agent memory over the store."""
-        return self._kind("agent_memory", AgentMemory)
 
     @property
     def settings(self) -> LayeredSettings:

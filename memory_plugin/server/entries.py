@@ -6,8 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
-from memory_plugin.agent import Entry
+from memory_plugin.agent import AgentMemory, Entry
 from memory_plugin.agent.entries import KEY_MAX, Visibility
+from memory_plugin.bounded import BoundedMemory
 from memory_plugin.server import schemas
 from memory_plugin.server.access import Caller, CallerDep, NotFound, forbidden
 from memory_plugin.server.console import Console, ConsoleDep, provenance_json, written_by
@@ -34,7 +35,7 @@ def target_json(view: Any) -> dict[str, Any]:
 
 async def targets(console: Console, caller: Caller) -> dict[str, Any]:
     """Both bounded targets of the caller and their agent."""
-    views = await console.bounded.aread(caller.context())
+    views = await console.of(BoundedMemory).aread(caller.context())
     return {name: target_json(view) for name, view in views.items()}
 
 
@@ -50,7 +51,7 @@ async def write_bounded(
 ) -> dict[str, Any]:
     """Add, replace or remove one entry, through the `memory` tool's write path."""
     with written_by(caller):
-        message = await console.bounded.aapply(
+        message = await console.of(BoundedMemory).aapply(
             caller.context(), body.action, body.target, body.content, body.old_text
         )
     return {"message": message, **await targets(console, caller)}
@@ -78,7 +79,7 @@ async def list_agent_entries(caller: CallerDep, console: ConsoleDep) -> dict[str
     """The caller's private entries and the agent's shared and read-only ones, and whether
     agent memory is on for the caller (writes need it)."""
     ctx = caller.agent_context()
-    entries = await console.agent.aentries(ctx)
+    entries = await console.of(AgentMemory).aentries(ctx)
     settings = (await console.settings.aget(ctx)).values
     return {
         "agent_id": caller.agent,
@@ -94,7 +95,7 @@ async def put_agent_entry(
     """Create an entry, or edit the one under `key` (what the body leaves out is kept);
     shared and read-only entries: platform admins only."""
     ctx = caller.agent_context()
-    found = {e.visibility: e for e in await console.agent.aentries(ctx) if e.key == key}
+    found = {e.visibility: e for e in await console.of(AgentMemory).aentries(ctx) if e.key == key}
     existing: Visibility = "private" if "private" in found or not found else next(iter(found))
     visibility: Visibility = body.visibility or existing
     if visibility != "private" and not caller.platform_admin:
@@ -105,7 +106,7 @@ async def put_agent_entry(
     if importance is None:
         importance = kept.importance if kept else 0.5
     with written_by(caller):
-        entry = await console.agent.astore_entry(
+        entry = await console.of(AgentMemory).astore_entry(
             ctx, key, body.content, visibility=visibility, category=category, importance=importance
         )
     return entry_json(entry, caller)
@@ -118,14 +119,16 @@ async def delete_agent_entry(
     """Delete exactly one entry: the one with `visibility`, by default the one the caller sees
     (their private entry first); shared and read-only ones: platform admins only."""
     ctx = caller.agent_context()
-    seen = next((entry for entry in await console.agent.aentries(ctx) if entry.key == key), None)
+    seen = next(
+        (entry for entry in await console.of(AgentMemory).aentries(ctx) if entry.key == key), None
+    )
     if seen is None:
         raise NotFound
     target = visibility or seen.visibility
     if target != "private" and not caller.platform_admin:
         raise forbidden(ADMIN_ONLY)
     with written_by(caller):
-        await console.agent.aforget(ctx, key, visibility=target)
+        await console.of(AgentMemory).aforget(ctx, key, visibility=target)
     return {"deleted": key}
 
 
@@ -145,7 +148,7 @@ def legacy_target(view: Any) -> dict[str, Any]:
 @memory_router.get("/memory")
 async def read_memory(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
     """Both bounded targets of the token's user and agent, with their usage."""
-    views = await console.bounded.aread(caller.context())
+    views = await console.of(BoundedMemory).aread(caller.context())
     targets = {name: legacy_target(view) for name, view in views.items()}
     return {"user_id": caller.user_id, "agent_id": caller.agent_id, **targets}
 
@@ -157,8 +160,8 @@ async def write_memory(
     """Add, replace or remove one entry, through the `memory` tool's write path."""
     ctx = caller.context()
     with written_by(caller):
-        message = await console.bounded.aapply(
+        message = await console.of(BoundedMemory).aapply(
             ctx, body.action, body.target, body.content, body.old_text
         )
-    views = await console.bounded.aread(ctx)
+    views = await console.of(BoundedMemory).aread(ctx)
     return {"message": message, **{name: legacy_target(v) for name, v in views.items()}}

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from memory_plugin.profile.document import render
-from memory_plugin.profile.memory import enablement
+from memory_plugin.profile.memory import ProfileMemory, enablement
 from memory_plugin.server import schemas
 from memory_plugin.server.access import CallerDep
 from memory_plugin.server.console import ConsoleDep, provenance_json, written_by
@@ -35,8 +35,8 @@ async def read_profile(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]
     ctx = caller.context()
     settings = (await console.settings.aget(ctx)).values
     enabled, reason = enablement(settings)
-    profile = await console.profile.aread(ctx)
-    changes = await console.profile.achanges(ctx)
+    profile = await console.of(ProfileMemory).aread(ctx)
+    changes = await console.of(ProfileMemory).achanges(ctx)
     return {
         "enabled": enabled,
         "reason": reason,
@@ -58,5 +58,5 @@ async def read_profile(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]
 async def opt_out(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
     """Turn context memory off for the caller and permanently delete their profile."""
     with written_by(caller):
-        await console.profile.aopt_out(caller.context())
+        await console.of(ProfileMemory).aopt_out(caller.context())
     return {"deleted": True, "message": OPTED_OUT}

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Path, Query
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.namespaces import MAX_ID_BYTES
+from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.documents import Document
 from memory_plugin.scoped.notes import Note
 from memory_plugin.server import schemas
@@ -81,7 +82,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
         """The curated document (null before its first save), its limits, and whether
         scoped memory is on (saving and searching need it)."""
         settings = (await console.settings.aget(ctx)).values
-        document = await console.scoped.aread_document(ctx)
+        document = await console.of(ScopedMemory).aread_document(ctx)
         return {
             "document": document_json(document) if document else None,
             "limits": {
@@ -107,7 +108,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
                 "compression rewrite); nothing was saved"
             )
         with written_by(caller):
-            written = await console.scoped.awrite_document(
+            written = await console.of(ScopedMemory).awrite_document(
                 ctx, body.text, expected_version=body.expected_version
             )
         return write_json(written)
@@ -115,7 +116,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
     @router.get("/document/history", response_model=schemas.History)
     async def document_history(ctx: Scope, console: ConsoleDep) -> dict[str, Any]:
         """Every saved version, newest first."""
-        versions = await console.scoped.ahistory(ctx)
+        versions = await console.of(ScopedMemory).ahistory(ctx)
         return {"versions": [document_json(version) for version in versions]}
 
     @router.post("/document/restore", response_model=schemas.DocumentWrite)
@@ -123,11 +124,11 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
         body: schemas.RestoreBody, ctx: Scope, caller: CallerDep, console: ConsoleDep
     ) -> dict[str, Any]:
         """Save an earlier version again as the current one (404 for a version never saved)."""
-        saved = {version.version for version in await console.scoped.ahistory(ctx)}
+        saved = {version.version for version in await console.of(ScopedMemory).ahistory(ctx)}
         if body.version not in saved:
             raise NotFound
         with written_by(caller):
-            written = await console.scoped.arestore(ctx, body.version)
+            written = await console.of(ScopedMemory).arestore(ctx, body.version)
         return write_json(written)
 
     @router.get("/notes", response_model=schemas.NotesPage)
@@ -141,7 +142,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
         days: Annotated[int, Query(ge=1, le=31, description="days with notes per page")] = 3,
     ) -> dict[str, Any]:
         """Days with notes, newest first; `older` is the `before` of the next page."""
-        page = await console.scoped.anotes_page(ctx, before=before, days=days)
+        page = await console.of(ScopedMemory).anotes_page(ctx, before=before, days=days)
         return {
             "days": [
                 {"day": day, "notes": [note_json(note) for note in notes]}
@@ -158,7 +159,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
         k: Annotated[int, Query(ge=1, le=20)] = 8,
     ) -> dict[str, Any]:
         """The notes that best match `q` (semantic, keyword-only without a vector index)."""
-        hits = await console.scoped.arecall(ctx, q, k)
+        hits = await console.of(ScopedMemory).arecall(ctx, q, k)
         return {"hits": [{"note": note_json(hit.note), "score": hit.score} for hit in hits]}
 
     @router.get("/notes/{key}", response_model=schemas.Note)
@@ -173,7 +174,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
         """Delete one note."""
         await live_note(console, ctx, key)
         with written_by(caller):
-            await console.scoped.adelete_note(ctx, key)
+            await console.of(ScopedMemory).adelete_note(ctx, key)
         return {"deleted": key}
 
     @router.post("/consolidate", response_model=schemas.JobRun)
@@ -191,7 +192,7 @@ def scope_router(prefix: str, context: Any, tag: str) -> APIRouter:
 async def live_note(console: Console, ctx: MemoryContext, key: str) -> Note:
     """The live note under `key` in the scope, else 404 (a malformed key too)."""
     try:
-        note = await console.scoped.aget_note(ctx, key)
+        note = await console.of(ScopedMemory).aget_note(ctx, key)
     except MemoryPluginError:
         raise NotFound from None
     if note is None:
