@@ -18,7 +18,6 @@ from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.bounded.blocks import block_text
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
-from memory_plugin.bounded.toolkit import memory_tools
 from memory_plugin.errors import ConflictError
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import Provenance, current, provenance_of
@@ -73,7 +72,9 @@ class BoundedMemory(MemoryService):
 
     def tools(self, membership: Membership | None) -> list[BaseTool]:
         """The `memory` tool over this bounded memory."""
-        return memory_tools(self, membership)
+        from memory_plugin.bounded.tools import bounded_memory_tools
+
+        return bounded_memory_tools(self, membership)
 
     @property
     def settings(self) -> LayeredSettings:
