@@ -8,17 +8,19 @@ body is one plan, run by its sync and its async tool alike.
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 
-from memory_plugin.agent.api import AgentMemory
 from memory_plugin.agent.entries import Entry, expiry
 from memory_plugin.agent.recall import EntryHit
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
+from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.identity import Membership
 from memory_plugin.tooling import plan_tool, tool_context
 
@@ -31,6 +33,34 @@ STORE = (
 )
 RECALL = "Search agent memory entries; returns the best matches, k of them (default 8)."
 FORGET = "Forget the agent memory entry stored under `key` (read-only entries cannot be)."
+
+
+class Entries(Protocol):
+    """What the tools ask of agent memory (memory_plugin.agent.api.AgentMemory, whose `tools`
+    are these)."""
+
+    clock: Callable[[], datetime]
+
+    def store_plan(
+        self,
+        ctx: MemoryContext,
+        key: Any,
+        content: Any,
+        *,
+        category: Any = ...,
+        visibility: Any = ...,
+        importance: Any = ...,
+        expires_at: datetime | None = ...,
+        model: bool = ...,
+    ) -> Plan[Entry]: ...
+
+    def recall_plan(
+        self, ctx: MemoryContext, query: Any, k: int | None
+    ) -> Plan[list[EntryHit]]: ...
+
+    def forget_plan(
+        self, ctx: MemoryContext, key: Any, *, model: bool = ..., visibility: Any = ...
+    ) -> Plan[Any]: ...
 
 
 def _stored(entry: Entry) -> str:
@@ -50,9 +80,7 @@ def _forgot(key: str) -> str:
     return f"Forgot entry {key!r}."
 
 
-def agent_memory_tools(
-    service: AgentMemory, membership: Membership | None = None
-) -> list[BaseTool]:
+def agent_memory_tools(service: Entries, membership: Membership | None = None) -> list[BaseTool]:
     """The three tools over `service` (one graph's AgentMemory)."""
 
     def memory_store(

@@ -2,7 +2,8 @@
 
 from memory_plugin.bounded.api import BoundedMemory
 from memory_plugin.bounded.entries import TargetView
-from memory_plugin.bounded.tools import MEMORY_TOOL, bounded_memory_tools
+from memory_plugin.bounded.toolkit import MEMORY_TOOL
+from memory_plugin.bounded.tools import bounded_memory_tools
 from memory_plugin.scope import bounded_namespace
 
 __all__ = [

@@ -12,20 +12,18 @@ import functools
 import json
 import re
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 
+from memory_plugin.base import MemoryService
 from memory_plugin.context_management.journal import JournalEntry, search_plan, tool_call_plan
 from memory_plugin.context_management.turn import thread_id_of
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.plans import Plan
 from memory_plugin.scope.identity import Membership
 from memory_plugin.tooling import plan_tool
-
-if TYPE_CHECKING:
-    from memory_plugin.context_management.nodes import ContextManager
 
 PREVIEW_CHARS = 300
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -114,7 +112,7 @@ def _view(tool_call_id: str, found: Found) -> str:
 
 
 def journal_tools(
-    service: ContextManager | None = None, membership: Membership | None = None
+    service: MemoryService | None = None, membership: Membership | None = None
 ) -> list[BaseTool]:
     """The journal tools over the current thread: message search and tool call view. They
     read the thread's journal in the graph's store, so they need neither the graph's
