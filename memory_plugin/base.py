@@ -7,6 +7,7 @@ memory_plugin.kinds.KINDS and name no kind."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,6 +19,8 @@ from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 
 from memory_plugin.blocks import BlockSource
+from memory_plugin.holdings import Holding, Outcome, Owner
+from memory_plugin.holdings import Place as HeldPlace
 from memory_plugin.models.maintenance import MaintenanceModel, maintenance_of
 from memory_plugin.plans import Plan
 from memory_plugin.scope.context import MemoryContext
@@ -146,3 +149,25 @@ class MemoryService:
         if ctx.workspace_id is not None and self.membership is not trust_run_context:
             admit(ctx.user_id, ctx.workspace_id, self.membership)
         return ctx
+
+    # Privacy hooks: memory_plugin.privacy loops over KINDS and asks each kind these; a kind
+    # that keeps nothing of a user keeps the empty defaults and offers nothing there.
+
+    holdings: ClassVar[tuple[Holding, ...]] = ()
+    """What the kind keeps of a user (export, import, delete-user; memory_plugin.holdings)."""
+
+    def places_plan(
+        self, owner: Owner, needle: str, pattern: re.Pattern[str]
+    ) -> Plan[list[HeldPlace]]:
+        """Every place of the kind holding the text `needle` (matched by `pattern`) that the
+        owner's forget searches; none."""
+        return []
+        yield
+
+    def forget_places_plan(
+        self, owner: Owner, places: list[HeldPlace], pattern: re.Pattern[str]
+    ) -> Plan[list[Outcome]]:
+        """Forget the text at the places this kind found (made as a forget by the owner), the
+        outcome of each; none."""
+        return []
+        yield

@@ -3,11 +3,13 @@ the pinned block."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from memory_plugin.agent import privacy
 from memory_plugin.agent.entries import (
     Entry,
     Visibility,
@@ -18,10 +20,12 @@ from memory_plugin.agent.entries import (
     readable_scopes,
 )
 from memory_plugin.agent.pinned import pinned, pinned_block, qualifying
+from memory_plugin.agent.privacy import HOLDING
 from memory_plugin.agent.recall import EntryHit, recall_plan
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.errors import ScopeError
+from memory_plugin.holdings import Outcome, Owner, Place
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.identity import Membership
@@ -135,3 +139,17 @@ class AgentMemory(MemoryService):
         entries = yield from list_plan(scopes, self.clock())
         chosen = pinned(entries, settings.pinned_max_entries, settings.pinned_min_importance)
         return pinned_block(chosen, qualifying(entries, settings.pinned_min_importance))
+
+    holdings = (HOLDING,)
+
+    def places_plan(
+        self, owner: Owner, needle: str, pattern: re.Pattern[str]
+    ) -> Plan[list[Place]]:
+        """The entries of the owner's agents holding the text (agent/privacy.py)."""
+        return (yield from privacy.places_plan(owner, needle, pattern))
+
+    def forget_places_plan(
+        self, owner: Owner, places: list[Place], pattern: re.Pattern[str]
+    ) -> Plan[list[Outcome]]:
+        """Remove the entries."""
+        return (yield from privacy.forget_places_plan(owner, places))

@@ -7,6 +7,7 @@ writers never lose an entry nor pass the limit.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -16,9 +17,12 @@ from memory_plugin.backends.conditional import PutIfVersion
 from memory_plugin.backends.erasure import Purge
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
+from memory_plugin.bounded import privacy
 from memory_plugin.bounded.blocks import block_text
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
+from memory_plugin.bounded.privacy import HOLDING
 from memory_plugin.errors import ConflictError
+from memory_plugin.holdings import Outcome, Owner, Place
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import Provenance, current, provenance_of
 from memory_plugin.safety import screen
@@ -173,3 +177,17 @@ class BoundedMemory(MemoryService):
         views = yield from self.read_plan(ctx, settings)
         entries = tuple(entry for view in views.values() for entry in view.entries)
         return [PromptBlock(BLOCK, "frozen", block_text(views), entries=entries)]
+
+    holdings = (HOLDING,)
+
+    def places_plan(
+        self, owner: Owner, needle: str, pattern: re.Pattern[str]
+    ) -> Plan[list[Place]]:
+        """The bounded entries of the owner's agents holding the text (bounded/privacy.py)."""
+        return (yield from privacy.places_plan(self, owner, pattern))
+
+    def forget_places_plan(
+        self, owner: Owner, places: list[Place], pattern: re.Pattern[str]
+    ) -> Plan[list[Outcome]]:
+        """Remove the entries from their targets."""
+        return (yield from privacy.forget_plan(self, owner, places))

@@ -21,44 +21,35 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.store.base import Op, PutOp
 
 from memory_plugin.backends.claims import DropCounters, InsertMany, positioned_key
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
+from memory_plugin.holdings import Holding, Shelf
 from memory_plugin.plans import Plan
 from memory_plugin.privacy.inventory import (
-    KIND_ORDER,
     Held,
-    HeldKind,
     Owner,
     UnknownUserError,
     counts,
+    derived,
+    export_order,
+    holding_of,
+    holdings,
     inventory_plan,
+    kind_order,
     namespace_of,
 )
 from memory_plugin.privacy.values import MAX_DEPTH, problem
-from memory_plugin.profile.document import SECTIONS, ProfileFormatError
-from memory_plugin.profile.document import parse as parse_profile
 from memory_plugin.safety import screen
 from memory_plugin.scope.namespaces import check_id
-from memory_plugin.scoped.documents import HISTORY
-from memory_plugin.scoped.notes import NOTE_INDEX, NOTES
-from memory_plugin.settings.layers import apply_changes, empty_record
 
 SCHEMA_VERSION = 1
 FORMAT = "memory_plugin.export"
-PATHS: dict[HeldKind, frozenset[tuple[str, ...]]] = {
-    "personal": frozenset({("document",), (HISTORY,), (NOTES,)}),
-    "profile": frozenset({(), ("changes",), ("cursors",)}),
-    "agent": frozenset({("entries",)}),
-    "bounded": frozenset({("bounded",)}),
-    "settings": frozenset({()}),
-}
-"""Where each kind's items lie below its root (a note's vector-index copy is rebuilt)."""
 ITEM_FIELDS = ("kind", "workspace", "agent", "path", "key", "value")
 BATCH = 100
 
@@ -116,7 +107,7 @@ def export_plan(owner: Owner, workspaces: Sequence[str] = ()) -> Plan[Archive]:
     """The owner's memory (personal memory inside `workspaces` too) as an Archive."""
     check_id(owner.user_id, what="user_id")
     held = yield from inventory_plan(owner, workspaces)
-    items = tuple(h for h in held if not h.derived)
+    items = tuple(h for h in held if not derived(h))
     return Archive(owner, tuple(sorted(set(workspaces))), items)
 
 
@@ -148,22 +139,29 @@ def _optional_id(value: Any, where: str, what: str) -> str | None:
         raise _fail(where, str(exc)) from None
 
 
+def _kinds(where: str) -> str:
+    """The kinds whose items lie in a workspace (`where` "workspace") or under an agent."""
+    return " and ".join(h.kind for h in holdings() if getattr(h, where))
+
+
 def _item(raw: Any, n: int) -> Held:
     where = f"items[{n}]"
     if not isinstance(raw, dict) or set(raw) != set(ITEM_FIELDS):
         raise _fail(where, f"an item is an object with exactly the fields {', '.join(ITEM_FIELDS)}")
     kind = raw["kind"]
-    if kind not in KIND_ORDER:
-        raise _fail(where, f"unknown kind {kind!r}; one of {', '.join(KIND_ORDER)}")
+    holding = holding_of(kind) if isinstance(kind, str) else None
+    if holding is None:
+        raise _fail(where, f"unknown kind {kind!r}; one of {', '.join(kind_order())}")
     workspace = _optional_id(raw["workspace"], where, "workspace")
     agent = _optional_id(raw["agent"], where, "agent")
-    if workspace is not None and kind != "personal":
-        raise _fail(where, "only personal memory lies inside a workspace")
-    if (agent is not None) != (kind in ("agent", "bounded")):
-        raise _fail(where, "agent and bounded entries, and only they, name their agent")
+    if workspace is not None and not holding.workspace:
+        raise _fail(where, f"only {_kinds('workspace')} memory lies inside a workspace")
+    if (agent is not None) != holding.agent:
+        raise _fail(where, f"{_kinds('agent')} entries, and only they, name their agent")
     path = raw["path"]
     texts = isinstance(path, list) and all(isinstance(label, str) for label in path)
-    if not texts or tuple(path) not in PATHS[kind]:
+    shelf = holding.shelf(tuple(path)) if texts else None
+    if shelf is None or shelf.derived:
         raise _fail(where, f"{kind} memory holds no items at path {path!r}")
     key, value = raw["key"], raw["value"]
     if not isinstance(key, str) or not key or "\x00" in key:
@@ -173,55 +171,22 @@ def _item(raw: Any, n: int) -> Held:
     return Held(kind, workspace, agent, tuple(path), key, value)
 
 
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for inner in value.values():
-            yield from _texts(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _texts(inner)
-
-
-def _profile_texts(value: Mapping[str, Any]) -> Iterator[str]:
-    """What a profile item says: the bullets of a memory.md, which must be the canonical
-    document the profile writes (its frontmatter and headings are the template, so a stray
-    line is refused, not passed over), and each change's before and after."""
-    text = value.get("text")
-    if isinstance(text, str):
-        try:
-            profile = parse_profile(text)
-        except ProfileFormatError as exc:
-            raise MemoryWriteError(f"not a memory.md the profile writes: {exc}") from None
-        for section in SECTIONS:
-            yield from profile.bullets(section)
-    for op in value.get("operations") or []:
-        if isinstance(op, dict):
-            yield from (op[k] for k in ("before", "after") if isinstance(op.get(k), str))
+def _shelf(held: Held) -> tuple[Holding, Shelf]:
+    holding = holding_of(held.kind)
+    shelf = holding.shelf(held.path) if holding is not None else None
+    assert holding is not None and shelf is not None, f"no kind keeps {held.kind!r} items there"
+    return holding, shelf
 
 
 def _check(held: Held, n: int) -> None:
-    """Check an item against its kind's schema (privacy/values.py), screen every text of it;
-    check a settings layer as a write to it is checked."""
+    """Check an item against its kind's schema (its shelf's check), screen every text of it."""
     what = f"items[{n}] ({held.kind} {'/'.join((*held.path, held.key))})"
-    wrong = problem(held.kind, held.path, held.key, held.value)
+    _, shelf = _shelf(held)
+    wrong = problem(shelf, held.key, held.value)
     if wrong is not None:
         raise _fail(what, wrong)
-    if held.kind == "settings":
-        values, locked = held.value.get("values"), held.value.get("locked")
-        if set(held.value) != {"values", "locked"} or not isinstance(values, dict) or locked:
-            raise _fail(what, 'a user settings layer is {"values": {...}, "locked": []}')
-        try:
-            apply_changes(
-                "user", empty_record(), [], set_values=values, clear=[], lock=[], unlock=[]
-            )
-        except MemoryPluginError as exc:
-            raise _fail(what, str(exc)) from None
-        return
-    texts = _profile_texts(held.value) if held.kind == "profile" else _texts(held.value)
     try:
-        for text in texts:
+        for text in shelf.texts(held.value):
             screen(text, "its text", lines=True)
     except MemoryWriteError as exc:
         raise _fail(what, str(exc)) from None
@@ -264,9 +229,8 @@ def parse(text: str | bytes) -> Archive:
     items = [_item(raw, n) for n, raw in enumerate(raw_items)]
     seen: set[tuple[Any, ...]] = set()
     for n, held in enumerate(items):
-        identity = (held.kind, held.workspace, held.agent, held.path, held.key)
-        if held.kind == "bounded":
-            identity = ("agent", *identity[1:])
+        root = _shelf(held)[0].root
+        identity = (root, held.workspace, held.agent, held.path, held.key)
         if identity in seen:
             raise _fail(f"items[{n}]", "the same item appears twice")
         seen.add(identity)
@@ -274,7 +238,8 @@ def parse(text: str | bytes) -> Archive:
             raise _fail(f"items[{n}]", f"workspace {held.workspace!r} is not in workspaces")
     for n, held in enumerate(items):
         _check(held, n)
-    return Archive(Owner(user, org), workspaces, tuple(sorted(items, key=Held.sort_key)))
+    ordered = sorted(items, key=export_order(kind_order()))
+    return Archive(Owner(user, org), workspaces, tuple(ordered))
 
 
 # Writing
@@ -284,7 +249,6 @@ ALREADY = "already there"
 KEPT = "another value is already there; kept it"
 GONE = "a deleted note (tombstone) whose key holds another note; nothing to add"
 NOT_IMPORTED = ", not imported"
-OPTED_OUT = "deleted when the user turned context memory off (the profile is off here)"
 FORGOTTEN_HINT = (
     "Forgotten and deleted items are re-imported with --include-forgotten "
     "(REST: ?include_forgotten=true)."
@@ -308,7 +272,7 @@ class ImportReport:
         return {
             "user_id": self.owner.user_id,
             "org_id": self.owner.org_id,
-            "imported": {kind: self.imported[kind] for kind in KIND_ORDER},
+            "imported": {kind: self.imported[kind] for kind in kind_order()},
             "skipped": [
                 {"kind": h.kind, "path": list(h.path), "key": h.key, "reason": why}
                 for h, why in self.skipped
@@ -325,7 +289,7 @@ class ImportReport:
 
     def summary(self) -> str:
         """The report as lines of text."""
-        parts = ", ".join(f"{self.imported[kind]} {kind}" for kind in KIND_ORDER)
+        parts = ", ".join(f"{self.imported[kind]} {kind}" for kind in kind_order())
         lines = [f"Imported {sum(self.imported.values())} items for {self.owner.describe()}: "]
         lines[0] += parts + "."
         lines.append(f"Skipped {len(self.skipped)}" + (":" if self.skipped else "."))
@@ -343,23 +307,6 @@ class ImportReport:
         return "\n".join(lines)
 
 
-def _index(held: Held, semantic: bool) -> Literal[False] | list[str] | None:
-    """How the kind's own write indexes the item (see scoped/documents.py, agent/entries.py)."""
-    if held.kind == "personal" and held.path == (HISTORY,):
-        return None
-    if held.kind == "agent" and semantic:
-        return ["text"]
-    return False
-
-
-def _note_index(ns: tuple[str, ...], key: str, value: Mapping[str, Any]) -> PutOp | None:
-    """A live note's copy in the vector index, as scoped/notes.py writes it."""
-    if value.get("deleted") or not isinstance(value.get("text"), str):
-        return None
-    copy = {"text": value["text"][2:], "day": value.get("day")}
-    return PutOp((*ns[:-1], NOTE_INDEX), key, copy, index=["text"])
-
-
 def _same_note(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return all(a.get(k) == b.get(k) for k in ("text", "day", "created_at"))
 
@@ -370,7 +317,7 @@ def _tombstoned(old: Mapping[str, Any] | None, held: Held) -> str | None:
     an entry is its key), None otherwise."""
     if old is None or not old.get("deleted") or held.value.get("deleted"):
         return None
-    if held.path == (NOTES,) and not all(
+    if _shelf(held)[1].counted and not all(
         old.get(name) == held.value.get(name) for name in ("day", "created_at")
     ):
         return None
@@ -378,15 +325,6 @@ def _tombstoned(old: Mapping[str, Any] | None, held: Held) -> str | None:
     source = deletion.get("source") if isinstance(deletion, dict) else None
     how = "forgotten" if source == "forget" else "deleted"
     return f"{how} on {str(old.get('deleted_at', ''))[:10]}"
-
-
-def _opted_out(present: Sequence[Held]) -> bool:
-    """Whether the owner opted out of the profile here (their settings layer turns it off, and
-    the opt-out deleted the profile with its change log)."""
-    layer = next((h.value for h in present if h.kind == "settings"), {})
-    values = layer.get("values")
-    off = isinstance(values, dict) and values.get("profile_user") is False
-    return off and not any(h.kind == "profile" and h.path == () for h in present)
 
 
 def import_plan(
@@ -405,22 +343,23 @@ def import_plan(
             "import with --merge (REST: ?merge=true) to add only what is missing; "
             "nothing was imported"
         )
-    opted_out = _opted_out(present)
+    refused = {h.kind: h.refused(present) for h in holdings() if h.refused is not None}
     there = {(namespace_of(owner, h), h.key): h.value for h in present}
     notes_by_ns: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
-    for (ns, _), value in there.items():
-        if ns[-1] == NOTES:
-            notes_by_ns.setdefault(ns, []).append(value)
+    for h in present:
+        if _shelf(h)[1].counted:
+            notes_by_ns.setdefault(namespace_of(owner, h), []).append(h.value)
     ops: list[Op] = []
     appends: list[tuple[Held, tuple[str, ...]]] = []
     touched: set[tuple[str, ...]] = set()
     for held in archive.items:
         ns = namespace_of(owner, held)
-        note = held.kind == "personal" and held.path == (NOTES,)
+        shelf = _shelf(held)[1]
+        note = shelf.counted
         old = there.get((ns, held.key))
         gone = _tombstoned(old, held)
-        if opted_out and held.kind == "profile" and old is None:
-            gone = OPTED_OUT
+        if refused.get(held.kind) and old is None:
+            gone = refused[held.kind]
         if gone is not None and include_forgotten:
             report.reimported.append((held, gone))
         elif gone is not None:
@@ -438,13 +377,13 @@ def import_plan(
             else:
                 appends.append((held, ns))
             continue
-        ops.append(PutOp(ns, held.key, held.value, index=_index(held, semantic)))
+        ops.append(PutOp(ns, held.key, held.value, index=shelf.index(semantic)))
         report.imported[held.kind] += 1
         if note:
             touched.add(ns)
-            copy = _note_index(ns, held.key, held.value) if semantic else None
-            if copy is not None:
-                ops.append(copy)
+        copy = shelf.copy(ns, held.key, held.value) if semantic and shelf.copy else None
+        if copy is not None:
+            ops.append(copy)
     for start in range(0, len(ops), BATCH):
         yield ops[start : start + BATCH]
     if touched:
@@ -454,7 +393,8 @@ def import_plan(
         day = str(held.value.get("day") or held.key.split("#")[0])
         (stored,) = yield InsertMany(ns, day, (value,), dated=True)
         key = positioned_key(day, int(stored["position"]))
-        copy = _note_index(ns, key, stored) if semantic else None
+        made = _shelf(held)[1].copy
+        copy = made(ns, key, stored) if semantic and made else None
         if copy is not None:
             yield [copy]
         report.imported[held.kind] += 1

@@ -1,5 +1,6 @@
-"""Delete a user: every item of their memory on every kind, in every workspace, and their
-settings layer; with `threads`, their threads too (checkpoints, journals and summaries).
+"""Delete a user: every item of their memory on every kind (what each kind of KINDS keeps of
+them), in every workspace, and their settings layer; with a checkpointer, their threads too
+(checkpoints, journals and summaries: conversation history, which no kind holds as memory).
 
 Team memory and an agent's shared entries stay: they are the workspace's and the agent's.
 A user with no memory here is an UnknownUserError, and nothing changes.
@@ -20,14 +21,15 @@ from memory_plugin.context_management.journal import adelete_thread, delete_thre
 from memory_plugin.context_management.owners import aowned_thread_ids, disown_plan
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.privacy.inventory import (
-    KIND_ORDER,
     Owner,
     UnknownUserError,
     counts,
+    derived,
     inventory_plan,
+    kind_order,
     namespace_of,
+    shelf_of,
 )
-from memory_plugin.scoped.notes import NOTES
 
 BATCH = 100
 
@@ -45,13 +47,13 @@ class Erased:
         return {
             "user_id": self.owner.user_id,
             "org_id": self.owner.org_id,
-            "deleted": {kind: self.counts.get(kind, 0) for kind in KIND_ORDER},
+            "deleted": {kind: self.counts.get(kind, 0) for kind in kind_order()},
             "threads": self.threads,
         }
 
     def summary(self) -> str:
         """The counts as one line of text."""
-        parts = ", ".join(f"{self.counts.get(kind, 0)} {kind}" for kind in KIND_ORDER)
+        parts = ", ".join(f"{self.counts.get(kind, 0)} {kind}" for kind in kind_order())
         line = f"Deleted {self.owner.describe()}: {parts} items"
         if self.threads is not None:
             line += f"; {self.threads} threads with their journals and summaries"
@@ -66,10 +68,10 @@ def erase_plan(owner: Owner) -> Plan[Erased]:
     ops: list[Op] = [PutOp(namespace_of(owner, h), h.key, None) for h in held]
     for start in range(0, len(ops), BATCH):
         yield ops[start : start + BATCH]
-    notes = {namespace_of(owner, h) for h in held if h.path == (NOTES,)}
-    if notes:
-        yield DropCounters(tuple(sorted(notes)))
-    return Erased(owner, counts([h for h in held if not h.derived]))
+    counted = {namespace_of(owner, h) for h in held if (shelf := shelf_of(h)) and shelf.counted}
+    if counted:
+        yield DropCounters(tuple(sorted(counted)))
+    return Erased(owner, counts([h for h in held if not derived(h)]))
 
 
 async def adelete_threads(
@@ -98,7 +100,7 @@ def erase_user(
     except UnknownUserError:
         if not threads:
             raise
-        erased = Erased(owner, dict.fromkeys(KIND_ORDER, 0))
+        erased = Erased(owner, dict.fromkeys(kind_order(), 0))
     if checkpointer is not None:
         for thread in threads:
             delete_thread(checkpointer, store, thread, keep_journal=False)
@@ -120,7 +122,7 @@ async def aerase_user(
     except UnknownUserError:
         if not threads:
             raise
-        erased = Erased(owner, dict.fromkeys(KIND_ORDER, 0))
+        erased = Erased(owner, dict.fromkeys(kind_order(), 0))
     if checkpointer is not None:
         await adelete_threads(checkpointer, store, threads)
         await arun(store, disown_plan(owner.key))

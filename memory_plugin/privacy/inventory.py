@@ -1,193 +1,132 @@
-"""Every store item of one user's memory, across kinds, found from the store's namespaces.
+"""Every store item of one user's memory, across kinds: what each kind of
+memory_plugin.kinds.KINDS says it keeps of a user (its `holdings`), and the settings layer
+they own.
 
-A user's memory is what lives under the namespaces that name them (memory_plugin.scope):
-their personal notes and document (outside workspaces, and inside each workspace), their
-profile with its change log, their private agent entries and bounded entries (under each
-agent), and the settings layer they own. Team memory and an agent's shared entries are not
-theirs alone and are never listed here; nor are thread journals (conversation history).
-A user "exists" in a store when it holds at least one item of their memory.
+The kinds keep, today: their personal notes and document (outside workspaces, and inside each
+workspace), their profile with its change log, their private agent entries and bounded
+entries (under each agent). Team memory and an agent's shared entries are not theirs alone
+and are never listed here; nor are thread journals (conversation history, kept by context
+management, which holds no memory of a user). A user "exists" in a store when it holds at
+least one item of their memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from langgraph.store.base import ListNamespacesOp, MatchCondition
-
+from memory_plugin import kinds
 from memory_plugin.errors import MemoryPluginError
-from memory_plugin.plans import Plan, all_items_plan
-from memory_plugin.scope.identity import UserKey
-from memory_plugin.scope.namespaces import ROOT, decode_id, encode_id
-from memory_plugin.scoped.notes import NOTE_INDEX
+from memory_plugin.holdings import Held, Holding, Owner, Shelf, held_plan, nowhere_else
+from memory_plugin.plans import Plan
+from memory_plugin.scope.namespaces import ROOT
+from memory_plugin.settings.layers import apply_changes, empty_record
 
-HeldKind = Literal["personal", "profile", "agent", "bounded", "settings"]
-KIND_ORDER: tuple[HeldKind, ...] = ("personal", "profile", "agent", "bounded", "settings")
-"""The kinds of a user's memory, in the order an export lists them."""
-BOUNDED = "bounded"
-PAGE = 500
+__all__ = ["Held", "Owner", "UnknownUserError", "inventory_plan", "workspaces_plan"]
+SETTINGS = "settings"
 
 
 class UnknownUserError(MemoryPluginError):
     """The store holds no memory of the user named."""
 
 
-@dataclass(frozen=True, slots=True)
-class Owner:
-    """Whose memory: a user, in an org's memory when `org_id` is given. A forget also
-    searches the team memory of the `workspaces` the user belongs to, the `agents` named
-    besides those found keeping memory of the user, and (for a platform `admin`) may change
-    an agent's shared entries."""
-
-    user_id: str
-    org_id: str | None = None
-    workspaces: tuple[str, ...] = ()
-    agents: tuple[str, ...] = ()
-    admin: bool = False
-
-    @property
-    def key(self) -> UserKey:
-        """Who the owner is, as the key of every per-user state: their org and user id."""
-        return UserKey(self.org_id, self.user_id)
-
-    def tenant(self) -> tuple[str, ...]:
-        """The org labels that prefix every namespace of this owner's memory."""
-        return ("org", encode_id(self.org_id, what="org_id")) if self.org_id else ()
-
-    def label(self) -> str:
-        """The user's id as a namespace label."""
-        return encode_id(self.user_id, what="user_id")
-
-    def describe(self) -> str:
-        """The owner as words, for messages."""
-        return f"user {self.user_id!r}" + (f" of org {self.org_id!r}" if self.org_id else "")
-
-
-@dataclass(frozen=True, slots=True)
-class Held:
-    """One store item of a user's memory: its kind, the workspace (personal memory inside a
-    workspace) or agent (agent and bounded entries) it belongs to, its namespace below the
-    kind's root (`path`), key and value."""
-
-    kind: HeldKind
-    workspace: str | None
-    agent: str | None
-    path: tuple[str, ...]
-    key: str
-    value: dict[str, Any]
-
-    def sort_key(self) -> tuple[int, str, str, tuple[str, ...], str]:
-        """HeldKind (KIND_ORDER), workspace, agent, path, key: the order an export lists."""
-        return (
-            KIND_ORDER.index(self.kind),
-            self.workspace or "",
-            self.agent or "",
-            self.path,
-            self.key,
-        )
-
-    @property
-    def derived(self) -> bool:
-        """Whether the item is a copy another item rebuilds (a note's vector-index copy)."""
-        return self.kind == "personal" and self.path == (NOTE_INDEX,)
-
-
-def personal_root(owner: Owner, workspace: str | None) -> tuple[str, ...]:
-    """The namespace of the owner's personal memory (inside `workspace` when named)."""
-    space = ("ws", encode_id(workspace, what="workspace_id")) if workspace else ()
-    return (ROOT, *owner.tenant(), *space, "personal", owner.label())
-
-
-def profile_root(owner: Owner) -> tuple[str, ...]:
-    """The namespace of the owner's profile (its change log and cursors below it)."""
-    return (ROOT, *owner.tenant(), "profile", owner.label())
-
-
-def agent_root(owner: Owner, agent: str) -> tuple[str, ...]:
-    """The namespace of one agent's memory private to the owner (entries, bounded)."""
-    agent_label = encode_id(agent, what="agent_id")
-    return (ROOT, *owner.tenant(), "agent", agent_label, "user", owner.label())
-
-
-def settings_root(owner: Owner) -> tuple[str, ...]:
+def settings_root(owner: Owner, workspace: str | None, agent: str | None) -> tuple[str, ...]:
     """The namespace of the owner's settings layer."""
-    return (ROOT, "settings", *owner.tenant(), "user", owner.label())
+    return (ROOT, SETTINGS, *owner.tenant(), "user", owner.label())
 
 
-def root_of(owner: Owner, held: Held) -> tuple[str, ...]:
-    """The namespace under which `held.path` lies."""
-    if held.kind == "personal":
-        return personal_root(owner, held.workspace)
-    if held.kind == "profile":
-        return profile_root(owner)
-    if held.kind in ("agent", "bounded"):
-        return agent_root(owner, held.agent or "")
-    return settings_root(owner)
+def _layer(key: str, value: dict[str, Any]) -> str | None:
+    """What is wrong with a user settings layer, checked as a write to it is."""
+    values, locked = value.get("values"), value.get("locked")
+    if set(value) != {"values", "locked"} or not isinstance(values, dict) or locked:
+        return 'a user settings layer is {"values": {...}, "locked": []}'
+    try:
+        apply_changes("user", empty_record(), [], set_values=values, clear=[], lock=[], unlock=[])
+    except MemoryPluginError as exc:
+        return str(exc)
+    return None
+
+
+def _render(workspace: str | None, agent: str | None, items: list[Held]) -> list[str]:
+    lines = ["## Your settings layer", ""]
+    for h in items:
+        values = h.value.get("values", {})
+        lines += [f"- `{name}` = `{json.dumps(values[name])}`" for name in sorted(values)]
+    return [*lines, ""]
+
+
+SETTINGS_LAYER = Holding(
+    SETTINGS, settings_root, (Shelf((), _layer, lambda value: iter(())),), nowhere_else, _render
+)
+"""The settings layer the owner owns (not a memory kind: it is read by every kind)."""
+
+
+def holdings() -> tuple[Holding, ...]:
+    """What a user's memory holds: each kind's holdings in KINDS order, then their settings."""
+    return (*(holding for kind in kinds.KINDS for holding in kind.holdings), SETTINGS_LAYER)
+
+
+def holding_of(kind: str) -> Holding | None:
+    """The holding whose items are of `kind`, if any."""
+    return next((holding for holding in holdings() if holding.kind == kind), None)
+
+
+def kind_order() -> tuple[str, ...]:
+    """The kinds of a user's memory, in the order an export lists them."""
+    return tuple(holding.kind for holding in holdings())
+
+
+def shelf_of(held: Held) -> Shelf | None:
+    """The shelf an item lies on, if its kind keeps one at its path."""
+    holding = holding_of(held.kind)
+    return holding.shelf(held.path) if holding is not None else None
+
+
+def derived(held: Held) -> bool:
+    """Whether the item is a copy another item rebuilds (a note's vector-index copy)."""
+    shelf = shelf_of(held)
+    return shelf is not None and shelf.derived
 
 
 def namespace_of(owner: Owner, held: Held) -> tuple[str, ...]:
     """The store namespace of an item of the owner's memory."""
-    return (*root_of(owner, held), *held.path)
+    holding = holding_of(held.kind)
+    assert holding is not None, f"no kind keeps {held.kind!r} items"
+    return (*holding.root(owner, held.workspace, held.agent), *held.path)
 
 
-def _wildcard_plan(prefix: tuple[str, ...], at: int) -> Plan[list[str]]:
-    """The decoded labels at position `at` of the namespaces matching `prefix` ("*" wild)."""
-    found: list[tuple[str, ...]] = []
-    while True:
-        condition = MatchCondition(match_type="prefix", path=prefix)
-        op = ListNamespacesOp((condition,), max_depth=len(prefix), limit=PAGE, offset=len(found))
-        (page,) = yield [op]
-        found += page
-        if len(page) < PAGE:
-            return sorted({decode_id(ns[at]) for ns in found})
+Order = tuple[int, str, str, tuple[str, ...], str]
+
+
+def export_order(order: Sequence[str]) -> Callable[[Held], Order]:
+    """The sort key of items in export order: kind (in `order`), workspace, agent, path, key."""
+
+    def key(h: Held) -> Order:
+        return (order.index(h.kind), h.workspace or "", h.agent or "", h.path, h.key)
+
+    return key
 
 
 def workspaces_plan(owner: Owner) -> Plan[list[str]]:
-    """Every workspace holding personal memory of the owner, sorted."""
-    tenant = owner.tenant()
-    prefix = (ROOT, *tenant, "ws", "*", "personal", owner.label())
-    return (yield from _wildcard_plan(prefix, len(tenant) + 2))
-
-
-def agents_plan(owner: Owner) -> Plan[list[str]]:
-    """Every agent holding memory private to the owner, sorted."""
-    tenant = owner.tenant()
-    prefix = (ROOT, *tenant, "agent", "*", "user", owner.label())
-    return (yield from _wildcard_plan(prefix, len(tenant) + 2))
-
-
-def _items_plan(
-    root: tuple[str, ...], kind: HeldKind, workspace: str | None, agent: str | None
-) -> Plan[list[Held]]:
-    items = yield from all_items_plan(root, page=PAGE)
-    held = []
-    for item in items:
-        path = tuple(item.namespace[len(root) :])
-        found: HeldKind = kind
-        if kind == "agent" and path[:1] == (BOUNDED,):
-            found = "bounded"
-        held.append(Held(found, workspace, agent, path, item.key, dict(item.value)))
-    return held
+    """Every workspace where a kind keeps memory of the owner, sorted."""
+    found: set[str] = set()
+    for holding in holdings():
+        if holding.workspace:
+            spots = yield from holding.spots(owner, None)
+            found.update(workspace for workspace, _ in spots if workspace is not None)
+    return sorted(found)
 
 
 def inventory_plan(owner: Owner, workspaces: Sequence[str] | None = ()) -> Plan[list[Held]]:
-    """Every item of the owner's memory, in export order: personal memory outside workspaces
-    and in `workspaces` (None: in every workspace that holds some), the profile, each agent's
-    private and bounded entries, the settings layer."""
-    if workspaces is None:
-        workspaces = yield from workspaces_plan(owner)
+    """Every item of the owner's memory, in export order, with personal memory inside
+    `workspaces` too (None: inside every workspace that holds some)."""
     held: list[Held] = []
-    for workspace in (None, *sorted(set(workspaces))):
-        root = personal_root(owner, workspace)
-        held += yield from _items_plan(root, "personal", workspace, None)
-    held += yield from _items_plan(profile_root(owner), "profile", None, None)
-    for agent in (yield from agents_plan(owner)):
-        held += yield from _items_plan(agent_root(owner, agent), "agent", None, agent)
-    held += yield from _items_plan(settings_root(owner), "settings", None, None)
-    return sorted(held, key=Held.sort_key)
+    for holding in holdings():
+        held += yield from held_plan(holding, owner, workspaces)
+    return sorted(held, key=export_order(kind_order()))
 
 
 def counts(held: Sequence[Held]) -> dict[str, int]:
-    """Items per kind, every kind named (0 for none), in KIND_ORDER."""
-    return {kind: sum(1 for h in held if h.kind == kind) for kind in KIND_ORDER}
+    """Items per kind, every kind named (0 for none), in export order."""
+    return {kind: sum(1 for h in held if h.kind == kind) for kind in kind_order()}

@@ -16,6 +16,7 @@ jobs (jobs.py) and the change log (log.py).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any, Unpack
@@ -29,8 +30,11 @@ from memory_plugin.blocks import PromptBlock
 from memory_plugin.errors import ConflictError, ScopeError
 from memory_plugin.events import emit
 from memory_plugin.graphnode import State, plan_node
+from memory_plugin.holdings import Outcome, Owner
+from memory_plugin.holdings import Place as HeldPlace
 from memory_plugin.models.maintenance import MaintenanceModel
 from memory_plugin.plans import Plan, arun, run
+from memory_plugin.profile import privacy
 from memory_plugin.profile import stored as profiles
 from memory_plugin.profile.budget import truncate
 from memory_plugin.profile.catchup import MAX_FAILURES, CatchUp
@@ -39,6 +43,7 @@ from memory_plugin.profile.document import SECTIONS, Profile, render
 from memory_plugin.profile.enablement import enablement
 from memory_plugin.profile.jobs import ConsolidationJobs, await_profiles, wait_for_profiles
 from memory_plugin.profile.log import CHANGES, KEEP_CHANGES, ChangeLog
+from memory_plugin.profile.privacy import HOLDING
 from memory_plugin.profile.rewrite import Consolidation, Rewrite, ThreadCursor
 from memory_plugin.profile.stored import KEY, MAX_ATTEMPTS, Seen
 from memory_plugin.provenance import Provenance, current
@@ -326,3 +331,17 @@ class ProfileMemory(MemoryService):
     async def aopt_out(self, ctx: MemoryContext) -> str:
         """Async twin of opt_out."""
         return await arun(self.store, self._opt_out_plan(ctx))
+
+    holdings = (HOLDING,)
+
+    def places_plan(
+        self, owner: Owner, needle: str, pattern: re.Pattern[str]
+    ) -> Plan[list[HeldPlace]]:
+        """The profile's bullets and change-log mentions holding the text (profile/privacy.py)."""
+        return (yield from privacy.places_plan(self, owner, needle, pattern))
+
+    def forget_places_plan(
+        self, owner: Owner, places: list[HeldPlace], pattern: re.Pattern[str]
+    ) -> Plan[list[Outcome]]:
+        """Remove the bullets, then scrub the change log."""
+        return (yield from privacy.forget_plan(self, owner, places, pattern))

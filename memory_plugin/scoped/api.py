@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -12,11 +13,13 @@ from langgraph.store.base import PutOp
 from memory_plugin.base import MemoryService
 from memory_plugin.blocks import PromptBlock
 from memory_plugin.errors import MemoryWriteError, ScopeError
+from memory_plugin.holdings import Outcome, Owner, Place
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.provenance import current
 from memory_plugin.scope import Scope, readable_thread_scope, thread_scope
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.identity import Membership
+from memory_plugin.scoped import forgetting
 from memory_plugin.scoped.blocks import blocks_plan as scope_blocks_plan
 from memory_plugin.scoped.blocks import recent_notes_plan
 from memory_plugin.scoped.documents import (
@@ -42,9 +45,9 @@ from memory_plugin.scoped.notes import (
     page_arguments,
     update_note_plan,
 )
+from memory_plugin.scoped.privacy import HOLDING
 from memory_plugin.scoped.recall import Hit, recall_plan
 from memory_plugin.scoped.rerank import rerank_plan
-from memory_plugin.scoped.toolkit import given, memory_tools
 from memory_plugin.settings import LayeredSettings, MemorySettings
 from memory_plugin.tooling import clamp_k
 
@@ -64,7 +67,9 @@ class ScopedMemory(MemoryService):
 
     def tools(self, membership: Membership | None) -> list[BaseTool]:
         """remember, update_memory and recall over this scoped memory."""
-        return memory_tools(given(self), membership)
+        from memory_plugin.scoped.tools import scoped_memory_tools
+
+        return scoped_memory_tools(self, membership)
 
     @property
     def model(self) -> BaseChatModel | None:
@@ -317,3 +322,17 @@ class ScopedMemory(MemoryService):
     async def aprompt_blocks(self, ctx: MemoryContext) -> list[PromptBlock]:
         """Async twin of prompt_blocks."""
         return await arun(self.store, self.blocks_plan(ctx))
+
+    holdings = (HOLDING,)
+
+    def places_plan(
+        self, owner: Owner, needle: str, pattern: re.Pattern[str]
+    ) -> Plan[list[Place]]:
+        """Where the owner's personal and team memory holds the text (scoped/forgetting.py)."""
+        return (yield from forgetting.places_plan(self, owner, needle, pattern))
+
+    def forget_places_plan(
+        self, owner: Owner, places: list[Place], pattern: re.Pattern[str]
+    ) -> Plan[list[Outcome]]:
+        """Delete the notes, remove the document lines, scrub the saved versions."""
+        return (yield from forgetting.forget_plan(self, owner, places, pattern))

@@ -19,17 +19,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory_plugin.agent import AgentMemory
-from memory_plugin.bounded import BoundedMemory
 from memory_plugin.context_management.owners import aowned_thread_ids
 from memory_plugin.plans import arun
 from memory_plugin.privacy.erase import adelete_threads
 from memory_plugin.privacy.forget import Forgetter, Place, Preview, threads_plan
 from memory_plugin.privacy.inventory import Owner
-from memory_plugin.profile.memory import ProfileMemory
 from memory_plugin.provenance import Provenance
 from memory_plugin.scope.identity import UserKey
-from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server.access import Caller, CallerDep, NotFound
 from memory_plugin.server.console import Console, ConsoleDep, provenance_json
 
@@ -133,12 +129,7 @@ def _previews(request: Request) -> Held:
 
 
 def _forgetter(console: Console) -> Forgetter:
-    return Forgetter(
-        console.of(ScopedMemory),
-        console.of(ProfileMemory),
-        console.of(BoundedMemory),
-        console.of(AgentMemory),
-    )
+    return Forgetter(*console.kinds.values())
 
 
 def _owner(caller: Caller) -> Owner:
