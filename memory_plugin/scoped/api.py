@@ -48,6 +48,7 @@ from memory_plugin.scoped.notes import (
 from memory_plugin.scoped.privacy import HOLDING
 from memory_plugin.scoped.recall import Hit, recall_plan
 from memory_plugin.scoped.rerank import rerank_plan
+from memory_plugin.scoped.toolkit import given, memory_tools
 from memory_plugin.settings import LayeredSettings, MemorySettings
 from memory_plugin.tooling import clamp_k
 
@@ -67,9 +68,7 @@ class ScopedMemory(MemoryService):
 
     def tools(self, membership: Membership | None) -> list[BaseTool]:
         """remember, update_memory and recall over this scoped memory."""
-        from memory_plugin.scoped.tools import scoped_memory_tools
-
-        return scoped_memory_tools(self, membership)
+        return memory_tools(given(self), membership)
 
     @property
     def model(self) -> BaseChatModel | None:
