@@ -21,6 +21,7 @@ from memory_plugin.bounded import privacy
 from memory_plugin.bounded.blocks import block_text
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
 from memory_plugin.bounded.privacy import HOLDING
+from memory_plugin.bounded.toolkit import memory_tools
 from memory_plugin.errors import ConflictError
 from memory_plugin.holdings import Outcome, Owner, Place
 from memory_plugin.plans import Plan, arun, run
@@ -76,9 +77,7 @@ class BoundedMemory(MemoryService):
 
     def tools(self, membership: Membership | None) -> list[BaseTool]:
         """The `memory` tool over this bounded memory."""
-        from memory_plugin.bounded.tools import bounded_memory_tools
-
-        return bounded_memory_tools(self, membership)
+        return memory_tools(self, membership)
 
     @property
     def settings(self) -> LayeredSettings:
