@@ -161,13 +161,13 @@ class MemoryService:
     ) -> Plan[list[HeldPlace]]:
         """Every place of the kind holding the text `needle` (matched by `pattern`) that the
         owner's forget searches; none."""
+        yield from ()
         return []
-        yield
 
     def forget_places_plan(
         self, owner: Owner, places: list[HeldPlace], pattern: re.Pattern[str]
     ) -> Plan[list[Outcome]]:
         """Forget the text at the places this kind found (made as a forget by the owner), the
         outcome of each; none."""
+        yield from ()
         return []
-        yield

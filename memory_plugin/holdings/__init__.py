@@ -145,8 +145,8 @@ def held_plan(holding: Holding, owner: Owner, workspaces: Sequence[str] | None) 
 
 def nowhere_else(owner: Owner, workspaces: Sequence[str] | None) -> Plan[list[Spot]]:
     """The one spot of a holding kept outside workspaces and agents."""
+    yield from ()
     return [(None, None)]
-    yield
 
 
 def labels_plan(prefix: tuple[str, ...], at: int) -> Plan[list[str]]:
