@@ -26,7 +26,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from mcp.types import TextContent, TextResourceContents
 from pydantic import Field
 
-from memory_plugin import Backend, connect, create_memory_graph
+from memory_plugin import Backend, aconnect, connect, create_memory_graph
 from memory_plugin.base import MemoryService
 from memory_plugin.cli import main as cli_main
 from memory_plugin.kinds import KINDS
@@ -36,6 +36,7 @@ from memory_plugin.offline.demo import DemoModel
 from memory_plugin.plans import arun, run
 from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.privacy.archive import export_plan
+from memory_plugin.privacy.erase import aerase_user, erase_user
 from memory_plugin.privacy.inventory import Owner
 from memory_plugin.profile.memory import await_profiles, wait_for_profiles
 from memory_plugin.scope.context import MemoryContext
@@ -110,12 +111,14 @@ class Calls:
 
 @dataclass
 class World:
-    """One backend and its URL, the settings every door runs with, the console over it."""
+    """One backend and its URL (`sync`: opened with connect), the settings every door runs
+    with, the console over it."""
 
     backend: Backend
     url: str
     tmp: Path
     settings: MemorySettings
+    sync: bool = False
     console: Any = field(init=False)
 
     def __post_init__(self) -> None:
@@ -159,9 +162,12 @@ def _shown(model: RecordingModel, out: Any) -> str:
 
 
 class Door:
-    """A way in: writes a kind's text as a person, shows what a person sees of a kind."""
+    """A way in: writes a kind's text as a person, shows what a person sees of a kind.
+    `sync`: its own calls are sync, so its cases open the backend with connect (aconnect
+    otherwise)."""
 
     name = ""
+    sync = False
 
     def writes(self, calls: Calls) -> bool:
         """Whether this door can write the kind."""
@@ -170,6 +176,10 @@ class Door:
     def reads(self, calls: Calls) -> bool:
         """Whether this door shows the kind."""
         raise NotImplementedError
+
+    def reaches(self, world: World) -> bool:
+        """Whether this door can reach the world's backend as it is opened."""
+        return True
 
     async def write(self, world: World, calls: Calls, who: Person, text: str) -> None:
         """Write `text` into the kind as `who`."""
@@ -221,7 +231,11 @@ class GraphDoor(TurnDoor):
     """create_memory_graph, under invoke (in a worker thread) or ainvoke."""
 
     def __init__(self, name: str, asynchronous: bool) -> None:
-        self.name, self.asynchronous = name, asynchronous
+        self.name, self.asynchronous, self.sync = name, asynchronous, not asynchronous
+
+    def reaches(self, world: World) -> bool:
+        """ainvoke needs a checkpointer with async methods (SqliteSaver has none)."""
+        return not (self.asynchronous and world.sync)
 
     async def turn(self, world: World, model: RecordingModel, who: Person, said: str) -> str:
         graph = create_memory_graph(
@@ -242,6 +256,7 @@ class AgentDoor(TurnDoor):
     """langchain's create_agent with MemoryMiddleware."""
 
     name = "create_agent"
+    sync = True
 
     async def turn(self, world: World, model: RecordingModel, who: Person, said: str) -> str:
         agent = create_agent(
@@ -326,10 +341,14 @@ class McpDoor(Door):
 
 class CliDoor(Door):
     """`memory-plugin import --merge` (in process, over the backend's URL): loads an export of
-    the text written by the graph into a scratch store; `memory-plugin export` shows it.
-    memory:// cannot be reached from it."""
+    the text written by the graph into a scratch store; `memory-plugin export` shows it."""
 
     name = "cli-import"
+    sync = True
+
+    def reaches(self, world: World) -> bool:
+        """memory:// lives in one process: the CLI's own connection would open another."""
+        return not world.url.startswith("memory://")
 
     def writes(self, calls: Calls) -> bool:
         return calls.exported
@@ -339,7 +358,7 @@ class CliDoor(Door):
 
     async def write(self, world: World, calls: Calls, who: Person, text: str) -> None:
         with connect("memory://") as backend:
-            scratch = World(backend, backend.url, world.tmp, world.settings)
+            scratch = World(backend, backend.url, world.tmp, world.settings, sync=True)
             await GraphDoor("graph", asynchronous=True).write(scratch, calls, who, text)
             archive = run(backend.store, export_plan(who.owner))
         path = world.tmp / f"{uuid.uuid4().hex[:8]}.json"
@@ -360,6 +379,27 @@ def _cli(args: list[str]) -> tuple[int, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli_main(args)
     return code, out.getvalue() + err.getvalue()
+
+
+@contextlib.asynccontextmanager
+async def opened(url: str, sync: bool) -> AsyncIterator[Backend]:
+    """The backend at `url`, opened with connect (`sync`) or aconnect."""
+    if sync:
+        with connect(url) as backend:
+            yield backend
+    else:
+        async with await aconnect(url) as backend:
+            yield backend
+
+
+async def erased(world: World, who: Person) -> None:
+    """Delete `who` with their threads: erase_user over a backend opened with connect,
+    aerase_user over one opened with aconnect."""
+    store, checkpointer = world.backend.store, world.backend.checkpointer
+    if world.sync:
+        await asyncio.to_thread(erase_user, store, who.owner, checkpointer=checkpointer)
+    else:
+        await aerase_user(store, who.owner, checkpointer=checkpointer)
 
 
 async def exported(world: World, who: Person) -> str:

@@ -26,10 +26,8 @@ from typing import Any
 import httpx
 import pytest
 
-from memory_plugin import Backend
 from memory_plugin.base import MemoryService
 from memory_plugin.kinds import KINDS
-from memory_plugin.privacy.erase import aerase_user
 from tests.kind_doors import (
     ANN,
     BOB,
@@ -37,13 +35,14 @@ from tests.kind_doors import (
     OTHER_ANN,
     PEOPLE,
     Calls,
-    CliDoor,
     Door,
     Kind,
     Person,
     World,
     alone,
+    erased,
     exported,
+    opened,
 )
 
 KIND = {kind.name: kind for kind in KINDS}
@@ -165,12 +164,8 @@ async def _everything(world: World, calls: Calls, who: Person, text: str) -> dic
     return {
         door.name: await door.read(world, calls, who, text)
         for door in DOORS
-        if door.reads(calls) and _reachable(door, world)
+        if door.reads(calls) and door.reaches(world)
     }
-
-
-def _reachable(door: Door, world: World) -> bool:
-    return not (isinstance(door, CliDoor) and world.url.startswith("memory://"))
 
 
 def _holding(shown: dict[str, str], text: str) -> list[str]:
@@ -198,12 +193,19 @@ async def _forget(world: World, who: Person, text: str) -> dict[str, Any]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "writer"), CASES)
 async def test_a_kind_written_through_a_door_is_the_users_through_every_door(
-    name: str, writer: Door, abackend: Backend, backend_url: str, tmp_path: Path
+    name: str, writer: Door, backend_url: str, tmp_path: Path
 ) -> None:
     calls = CALLS[name]
-    world = World(abackend, backend_url, tmp_path, alone(calls.kind))
-    if not _reachable(writer, world):
-        pytest.skip("the CLI opens its own connection, and memory:// lives in one process")
+    async with opened(backend_url, writer.sync) as backend:
+        world = World(backend, backend_url, tmp_path, alone(calls.kind), writer.sync)
+        await _conforms(calls, writer, world)
+
+
+async def _conforms(calls: Calls, writer: Door, world: World) -> None:
+    """Write as Ann through `writer`; then every door, the export, delete-user and forget."""
+    name = calls.kind.name
+    if not writer.reaches(world):
+        pytest.skip(f"{writer.name} cannot reach {world.url}: {writer.reaches.__doc__}")
     text = f"Zebu{uuid.uuid4().hex[:8]}"
     await writer.write(world, calls, ANN, text)
     shown = await _everything(world, calls, ANN, text)
@@ -214,7 +216,7 @@ async def test_a_kind_written_through_a_door_is_the_users_through_every_door(
         assert _holding(theirs, text) == [], f"{other.name} sees Ann's {name}"
         assert text not in await exported(world, other)
 
-    await aerase_user(abackend.store, ANN.owner, checkpointer=abackend.checkpointer)
+    await erased(world, ANN)
     for who in PEOPLE:
         assert _holding(await _everything(world, calls, who, text), text) == [], who.name
     assert text not in await exported(world, ANN)
