@@ -37,7 +37,7 @@ from memory_plugin.plans import arun, run
 from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.privacy.archive import export_plan
 from memory_plugin.privacy.erase import aerase_user, erase_user
-from memory_plugin.privacy.inventory import Owner
+from memory_plugin.privacy.inventory import Owner, UnknownUserError
 from memory_plugin.profile.memory import await_profiles, wait_for_profiles
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.server import create_app
@@ -62,7 +62,7 @@ class Person:
     @property
     def owner(self) -> Owner:
         """The owner whose export and deletion this person is."""
-        return Owner(self.ctx.user_id or "", self.ctx.org_id, agents=(AGENT,))
+        return Owner(self.ctx.user_id or "", self.ctx.org_id)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -96,9 +96,9 @@ class Calls:
     """One kind, and what the doors need said of it that the kind does not declare: `say`
     what the user says in the turn that writes it (`{}`: the text), `write`/`read` one of the
     kind's tools called to write it (name, arguments from the text) and to read it back (name,
-    arguments that never hold the text, so no answer echoes it),
-    `rest_write` the console's request that writes it, `rest_read` the console's
-    routes that show it, `exported` whether an export holds it."""
+    arguments that never hold the text, so no answer echoes it), `rest_write` the console's
+    request that writes it, `rest_read` the console's routes that show it, `exported` whether
+    an export holds it."""
 
     kind: Kind
     say: str = "Please keep this in mind."
@@ -404,8 +404,6 @@ async def erased(world: World, who: Person) -> None:
 
 async def exported(world: World, who: Person) -> str:
     """Everything an export of `who` holds (empty when the store holds nothing of theirs)."""
-    from memory_plugin.privacy.inventory import UnknownUserError
-
     try:
         archive = await arun(world.backend.store, export_plan(who.owner))
     except UnknownUserError:

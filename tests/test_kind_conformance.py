@@ -4,7 +4,9 @@ tool under invoke and ainvoke, create_agent with MemoryMiddleware, the console's
 gateway, `memory-plugin import`), on every backend: what Ann writes she reads back through
 every other door that shows the kind, her export holds it, forget finds and removes it (gone
 through every door), delete-user removes it, and neither Bob nor another org's Ann sees any
-of it through any door. (Delete-user comes first: an import into a store still holding the
+of it through any door, nor in forget's preview. Each case runs its kind alone (every other
+kind switched off) over a backend opened as the writing door runs (connect or aconnect).
+(Delete-user comes first: an import into a store still holding the
 user's memory adds only what is missing, and forget leaves the profile and the bounded
 targets in place, emptied.)
 
@@ -172,20 +174,27 @@ def _holding(shown: dict[str, str], text: str) -> list[str]:
     return [door for door, seen in shown.items() if text in seen]
 
 
-async def _forget(world: World, who: Person, text: str) -> dict[str, Any]:
-    """Forget `text` everywhere through the console as `who`: the preview, then every place
-    and thread it found."""
+async def _found(world: World, who: Person, text: str) -> dict[str, Any]:
+    """The console's forget preview of `text` for `who`: the places and threads holding it."""
     async with world.rest() as client:
         preview = await client.post("/api/forget/preview", headers=who.headers, json={"text": text})
-        assert preview.status_code == 200, preview.text
-        found: dict[str, Any] = preview.json()
-        ids = [place["id"] for place in found["places"] if place["editable"]]
+    assert preview.status_code == 200, preview.text
+    found: dict[str, Any] = preview.json()
+    return found
+
+
+async def _forget(world: World, who: Person, text: str) -> dict[str, Any]:
+    """Forget `text` everywhere through the console as `who`: every place and thread its
+    preview found."""
+    found = await _found(world, who, text)
+    ids = [place["id"] for place in found["places"] if place["editable"]]
+    async with world.rest() as client:
         applied = await client.post(
             f"/api/forget/{found['preview_id']}/apply",
             headers=who.headers,
             json={"places": ids, "delete_threads": True},
         )
-        assert applied.status_code == 200, applied.text
+    assert applied.status_code == 200, applied.text
     assert all(outcome["done"] for outcome in applied.json()["outcomes"]), applied.json()
     return found
 
@@ -215,6 +224,8 @@ async def _conforms(calls: Calls, writer: Door, world: World) -> None:
         theirs = await _everything(world, calls, other, text)
         assert _holding(theirs, text) == [], f"{other.name} sees Ann's {name}"
         assert text not in await exported(world, other)
+        theirs_found = await _found(world, other, text)
+        assert theirs_found["places"] == theirs_found["threads"] == [], other.name
 
     await erased(world, ANN)
     for who in PEOPLE:
