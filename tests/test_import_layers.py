@@ -231,12 +231,13 @@ def _loop(edges: dict[str, dict[str, Import]], start: str) -> list[Import]:
     raise AssertionError(f"{start} is on no cycle")
 
 
-def cycles(imports: Sequence[Import]) -> list[list[Import]]:
-    """One import cycle, edge by edge, through each group of modules that import each other."""
+def cycles(imports: Sequence[Import]) -> list[tuple[list[str], list[Import]]]:
+    """Each group of modules that import each other (through one another), with one import
+    cycle through it, edge by edge."""
     edges: dict[str, dict[str, Import]] = {}
     for i in imports:
         edges.setdefault(i.importer, {}).setdefault(i.target, i)
-    return [_loop(edges, group[0]) for group in _strongly_connected(edges)]
+    return [(group, _loop(edges, group[0])) for group in _strongly_connected(edges)]
 
 
 def _named(found: Sequence[Import]) -> str:
@@ -261,7 +262,8 @@ def test_no_component_imports_one_above_it() -> None:
 def test_no_import_cycle() -> None:
     found = cycles(package_imports())
     assert not found, "import cycles (move what both need down):\n" + "\n".join(
-        "; ".join(map(str, cycle)) for cycle in found
+        f"{', '.join(group)} import each other, as in: " + "; ".join(map(str, cycle))
+        for group, cycle in found
     )
 
 
@@ -306,7 +308,13 @@ def test_the_checks_see_every_kind_of_import(tmp_path: Path) -> None:
     assert [str(i) for i in upward(imports, layers)] == [
         "memory_plugin.models.local (line 4: 'import memory_plugin.top') imports memory_plugin.top"
     ]
-    found = sorted("; ".join(map(str, cycle)) for cycle in cycles(imports))
+    groups = cycles(imports)
+    assert sorted(group for group, _ in groups) == [
+        ["memory_plugin.models.a", "memory_plugin.models.sub"],
+        ["memory_plugin.safety", "memory_plugin.safety.words"],
+        ["memory_plugin.safety.judge", "memory_plugin.safety.staged"],
+    ]
+    found = sorted("; ".join(map(str, cycle)) for _, cycle in groups)
     assert found == [
         "memory_plugin.models.a (line 1: 'from memory_plugin.models.sub.b import x') imports "
         "memory_plugin.models.sub; memory_plugin.models.sub (line 1: 'from memory_plugin.models "
