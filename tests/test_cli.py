@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parent.parent
 SCRIPT = Path(sys.executable).parent / "memory-plugin"
 FLAKY = "tests.chat_models:flaky_model"
-ANN = MemoryContext(user_id="ann", workspace_id="personal")
+ANN = MemoryContext(user_id="ann")
 
 
 def environment(model: str | None = None, openai_url: str | None = None) -> dict[str, str]:
@@ -308,7 +308,7 @@ def test_consolidate_says_why_nothing_was_folded(
 
 def test_history_and_restore_through_the_console_script(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'memory.db'}"
-    scope = ("--url", url, "--user", "ann", "--workspace", "personal")
+    scope = ("--url", url, "--user", "ann")
     assert cli(tmp_path, "history", *scope).stdout == "No memory document in this scope yet.\n"
     with connect(url) as backend:
         memory = ScopedMemory(backend.store)

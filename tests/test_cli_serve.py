@@ -127,13 +127,9 @@ def test_serve_starts_the_console_with_a_development_token(tmp_path: Path) -> No
         me = console.get("/api/me", token)
         assert me.status_code == 200
         body = me.json()
-        assert (body["user_id"], body["workspaces"]) == ("ann", ["personal"])
+        assert (body["user_id"], body["workspaces"]) == ("ann", [])
         assert body["admin"] == ["platform", "org"]
-        assert [scope["path"] for scope in body["scopes"]] == [
-            "/api/personal?workspace=personal",
-            "/api/personal",
-            "/api/team/personal",
-        ]
+        assert [scope["path"] for scope in body["scopes"]] == ["/api/personal"]
         page = console.get("/", None)
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert "<html" in page.text.lower()
@@ -236,30 +232,32 @@ def test_what_chat_remembered_is_the_consoles_first_page(tmp_path: Path) -> None
     with serving(tmp_path, USER="ann") as console:
         token = console.token()
         first = console.get("/api/me", token).json()["scopes"][0]
-        notes = console.get(first["path"].replace("?", "/notes?"), token).json()
+        scope, _, query = first["path"].partition("?")
+        notes = console.get(f"{scope}/notes{'?' if query else ''}{query}", token).json()
     assert first["kind"] == "personal"
     assert any("Rex" in note["text"] for day in notes["days"] for note in day["notes"])
 
 
 def test_serve_shows_what_chat_made_in_any_workspace_and_its_threads(tmp_path: Path) -> None:
-    """Chat in its default workspace, then serve for another one: the development user is
-    still offered the chat's workspace, and the chat's thread is theirs to summarize."""
+    """Chat outside workspaces (its default), then serve for a workspace: the development
+    user is still offered what chat remembered, and the chat's thread is theirs to
+    summarize."""
     _chat_as_ann(tmp_path, "Remember that my dog is called Rex.")
     args = ("--workspace", "acme")
     with serving(tmp_path, *args, USER="ann", MEMORY_COMPACTION_MANUAL="true") as console:
         token = console.token()
         me = console.get("/api/me", token).json()
-        notes = console.get("/api/personal/notes?workspace=personal", token).json()
+        notes = console.get("/api/personal/notes", token).json()
         threads = console.get("/api/threads", token).json()
         summary = httpx.post(
-            f"{console.base}/api/threads/user%3Apersonal%3Aann%3Amain/summarize",
+            f"{console.base}/api/threads/user%3A%3Aann%3Amain/summarize",
             headers={"Authorization": f"Bearer {token}"},
             timeout=60,
         )
-    assert me["workspaces"] == ["acme", "personal"]
+    assert me["workspaces"] == ["acme"]
     assert me["scopes"][0]["workspace"] == "acme"
     assert any("Rex" in note["text"] for day in notes["days"] for note in day["notes"])
-    assert [thread["thread_id"] for thread in threads["threads"]] == ["user:personal:ann:main"]
+    assert [thread["thread_id"] for thread in threads["threads"]] == ["user::ann:main"]
     assert threads["threads"][0]["last_message"] == "Remember that my dog is called Rex."
     assert threads["summarize"]["enabled"] is True
     assert summary.status_code == 200 and summary.json()["kind"] == "manual"

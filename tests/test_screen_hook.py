@@ -231,7 +231,7 @@ def test_chat_takes_the_check(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     with connect(url) as backend:
-        stored = notes(backend, MemoryContext(user_id="ann", workspace_id="personal"))
+        stored = notes(backend, MemoryContext(user_id="ann"))
     assert [note.lower().rstrip(".") for note in stored] == [FINE.lower()]
 
 

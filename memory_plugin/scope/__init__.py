@@ -1,6 +1,7 @@
 """Whose memory a run reaches: the run's context (`context`), who is calling and which
-workspaces admit them (`identity`), store namespace labels (`namespaces`), the scopes a context
-resolves to (`scopes`), and runs that name nobody to remember for (`nouser`)."""
+workspaces admit them (`identity`), where a CLI command, token or MCP session lands by the same
+rules (`doors`), store namespace labels (`namespaces`), the scopes a context resolves to
+(`scopes`), and runs that name nobody to remember for (`nouser`)."""
 
 from memory_plugin.scope.scopes import (
     Scope,
