@@ -144,7 +144,7 @@ def test_the_chatbot_forgets_a_fact_forgotten_with_the_console_script(tmp_path: 
     assert "Rex" in next(line for line in said(asked.stdout) if line.startswith("assistant> "))
     done = cli(tmp_path, "forget", "--user", "ann", "Rex", "--yes")
     assert done.returncode == 0, done.stderr
-    assert "personal memory of workspace personal: note " in done.stdout
+    assert "  1. personal memory: note " in done.stdout
     assert done.stdout.endswith("place(s).\n") and "Forgot " in done.stdout
     again = cli(tmp_path, "chat", "--user", "ann", "--thread", "t3", stdin="what is my dog called?")
     assert again.returncode == 0, again.stderr
