@@ -109,18 +109,9 @@ class Caller:
             return self.org_id is not None and "org" in self.admin
         return space is not None and f"space:{space}" in self.admin
 
-    @property
-    def agent(self) -> str:
-        """The agent whose entries the caller sees: the token's, else the default agent."""
-        return self.agent_id
-
     def context(self) -> MemoryContext:
         """The caller's own context: no workspace, their agent."""
         return MemoryContext(user_id=self.user_id, org_id=self.org_id, agent_id=self.agent_id)
-
-    def agent_context(self) -> MemoryContext:
-        """The caller's context for agent entries (their own context: it names their agent)."""
-        return self.context()
 
     def personal(self, workspace: str | None) -> MemoryContext:
         """The caller's personal scope, inside `workspace` when named (404 unless member)."""

@@ -42,7 +42,7 @@ async def targets(console: Console, caller: Caller) -> dict[str, Any]:
 @router.get("/bounded", response_model=schemas.Bounded)
 async def read_bounded(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
     """Both bounded targets of the caller and their agent, with their usage."""
-    return {"agent_id": caller.agent, **await targets(console, caller)}
+    return {"agent_id": caller.agent_id, **await targets(console, caller)}
 
 
 @router.post("/bounded", response_model=schemas.BoundedWrite)
@@ -78,11 +78,11 @@ def entry_json(entry: Entry, caller: Caller) -> dict[str, Any]:
 async def list_agent_entries(caller: CallerDep, console: ConsoleDep) -> dict[str, Any]:
     """The caller's private entries and the agent's shared and read-only ones, and whether
     agent memory is on for the caller (writes need it)."""
-    ctx = caller.agent_context()
+    ctx = caller.context()
     entries = await console.of(AgentMemory).aentries(ctx)
     settings = (await console.settings.aget(ctx)).values
     return {
-        "agent_id": caller.agent,
+        "agent_id": caller.agent_id,
         "entries": [entry_json(e, caller) for e in entries],
         "switch": switch(settings.agent_memory, AGENT_MEMORY_OFF),
     }
@@ -94,7 +94,7 @@ async def put_agent_entry(
 ) -> dict[str, Any]:
     """Create an entry, or edit the one under `key` (what the body leaves out is kept);
     shared and read-only entries: platform admins only."""
-    ctx = caller.agent_context()
+    ctx = caller.context()
     found = {e.visibility: e for e in await console.of(AgentMemory).aentries(ctx) if e.key == key}
     existing: Visibility = "private" if "private" in found or not found else next(iter(found))
     visibility: Visibility = body.visibility or existing
@@ -118,7 +118,7 @@ async def delete_agent_entry(
 ) -> dict[str, Any]:
     """Delete exactly one entry: the one with `visibility`, by default the one the caller sees
     (their private entry first); shared and read-only ones: platform admins only."""
-    ctx = caller.agent_context()
+    ctx = caller.context()
     seen = next(
         (entry for entry in await console.of(AgentMemory).aentries(ctx) if entry.key == key), None
     )

@@ -137,7 +137,7 @@ def _owner(caller: Caller) -> Owner:
         caller.user_id,
         caller.org_id,
         caller.workspaces,
-        (caller.agent,),
+        (caller.agent_id,),
         caller.platform_admin,
     )
 
