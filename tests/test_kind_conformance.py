@@ -126,7 +126,6 @@ def test_a_sixth_kind_fails_here_until_it_has_its_calls() -> None:
     assert uncovered((*KINDS, Diary)) == ["diary"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CALLS))
 def test_the_calls_name_the_kinds_own_tools_and_some_door_writes_and_shows_it(name: str) -> None:
     calls = CALLS[name]
