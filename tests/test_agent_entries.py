@@ -329,3 +329,43 @@ def test_the_tools_report_what_they_did_on_the_custom_stream(backend: Backend) -
         ("agent", "recalled"),
         ("agent", "entry_forgotten"),
     ]
+
+
+def _agent_with_middleware(backend: Backend) -> tuple[Agent, Any]:
+    from langchain.agents import create_agent
+
+    from memory_plugin.prebuilt.middleware import MemoryMiddleware
+
+    model = Agent(messages=iter([AIMessage("Hi."), AIMessage("Hello.")]))
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[MemoryMiddleware(model, settings=ON)],
+        checkpointer=backend.checkpointer,
+        store=backend.store,
+        context_schema=MemoryContext,
+    )
+    return model, agent
+
+
+def test_the_middleware_offers_agent_tools_only_to_a_run_naming_an_agent(
+    backend: Backend,
+) -> None:
+    model, agent = _agent_with_middleware(backend)
+    say = {"messages": [HumanMessage("hi")]}
+    agent.invoke(say, {"configurable": {"thread_id": "a"}}, context=MemoryContext(user_id="ann"))
+    agent.invoke(say, {"configurable": {"thread_id": "b"}}, context=ANN)
+    assert not AGENT_TOOLS & model.bound[0]
+    assert model.bound[1] >= AGENT_TOOLS
+
+
+async def test_the_middleware_offers_agent_tools_only_to_a_run_naming_an_agent_async(
+    abackend: Backend,
+) -> None:
+    model, agent = _agent_with_middleware(abackend)
+    say = {"messages": [HumanMessage("hi")]}
+    nobody = MemoryContext(user_id="ann")
+    await agent.ainvoke(say, {"configurable": {"thread_id": "a"}}, context=nobody)
+    await agent.ainvoke(say, {"configurable": {"thread_id": "b"}}, context=ANN)
+    assert not AGENT_TOOLS & model.bound[0]
+    assert model.bound[1] >= AGENT_TOOLS

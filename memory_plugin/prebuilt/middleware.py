@@ -155,14 +155,16 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         return await _ainvoke(self._manage, dict(state))
 
     def _offered(self, request: ModelRequest[Any]) -> list[BaseTool | dict[str, Any]]:
-        """The request's tools less the memory tools of kinds that are off this turn."""
-        settings = self.services.turn_settings(request.state)
-        off = self.services.memory_off(request.state)
+        """The request's tools less the memory tools this turn does not offer (their kind is
+        off, memory is off, or the kind needs an agent the run does not name)."""
+        services = self.services
+        offered = {tool.name for tool in services.this_turn(request.state)}
         return [
             tool
             for tool in request.tools
             if not isinstance(tool, BaseTool)
-            or self.services.refusal(tool.name, settings, off) is None
+            or tool.name not in services.owners
+            or tool.name in offered
         ]
 
     def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:

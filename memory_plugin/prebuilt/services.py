@@ -131,6 +131,14 @@ class MemoryServices:
         obeys "memory off" when memory is `off` for the run)."""
         return [tool for tool in self.tools if self.refusal(tool.name, settings, off) is None]
 
+    def this_turn(self, state: Any) -> list[BaseTool]:
+        """The memory tools this turn offers: those `offered` for its settings and memory being
+        off or on, less the tools of kinds that need an agent when the run names none."""
+        memory = self.offered(self.turn_settings(state), self.memory_off(state))
+        if self.context().agent_id:
+            return memory
+        return [tool for tool in memory if not self.owners[tool.name].needs_agent]
+
     def refusal(self, name: str, settings: MemorySettings, off: str | None = None) -> str | None:
         """Why a call to this tool is refused (its memory kind is off, or memory is `off` for
         the run), None when it is not."""
@@ -199,9 +207,7 @@ class TurnTools:
     def __call__(self, state: Any) -> BoundModel:
         """The bound model for this turn's settings."""
         services = self.services
-        memory = services.offered(services.turn_settings(state), services.memory_off(state))
-        if not services.context().agent_id:
-            memory = [tool for tool in memory if not services.owners[tool.name].needs_agent]
+        memory = services.this_turn(state)
         key = tuple(tool.name for tool in memory)
         found = self._bound.get(key)
         if found is None:
