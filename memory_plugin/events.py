@@ -18,12 +18,15 @@ from pydantic import BaseModel, Field
 
 from memory_plugin.compat import no_op_stream_writer
 
-EventKind = Literal["scoped", "profile", "context", "journal", "bounded", "agent"]
+EventKind = str
+"""The `name` of the memory kind that did it (a class of memory_plugin.kinds.KINDS)."""
 _quiet: ContextVar[bool] = ContextVar("memory_plugin_quiet_events", default=False)
 
 
 class MemoryEvent(BaseModel):
-    """One thing memory did: `kind` of memory, `action`, the scope, and details."""
+    """One thing memory did: the `kind` of memory (its name: scoped_memory, profile, agent_memory,
+    bounded_memory, context_management, or any kind added to KINDS), `action`, the scope, and
+    details."""
 
     type: Literal["memory_event"] = "memory_event"
     kind: EventKind

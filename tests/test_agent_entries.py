@@ -321,13 +321,13 @@ def test_the_tools_report_what_they_did_on_the_custom_stream(backend: Backend) -
             context=ANN,
             stream_mode="custom",
         )
-        if chunk["kind"] == "agent"
+        if chunk["kind"] == "agent_memory"
     ]
     assert events == [
-        ("agent", "entry_stored"),
-        ("agent", "entry_stored"),
-        ("agent", "recalled"),
-        ("agent", "entry_forgotten"),
+        ("agent_memory", "entry_stored"),
+        ("agent_memory", "entry_stored"),
+        ("agent_memory", "recalled"),
+        ("agent_memory", "entry_forgotten"),
     ]
 
 

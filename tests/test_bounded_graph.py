@@ -182,6 +182,6 @@ async def test_the_tool_reports_its_write_on_the_custom_stream(abackend: Backend
             context=ANN,
             stream_mode="custom",
         )
-        if chunk["kind"] == "bounded"
+        if chunk["kind"] == "bounded_memory"
     ]
-    assert events == [("bounded", "entry_add", "user")]
+    assert events == [("bounded_memory", "entry_add", "user")]

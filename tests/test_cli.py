@@ -170,7 +170,7 @@ def test_demo_plays_the_scripted_tour(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert out.splitlines()[0] == "DEMO (offline, scripted stand-in model, not an LLM)"
     assert "- Name is Ann." in out and "- Prefers short answers." in out
-    assert "scoped note stored" in out and "scoped recalled hits=1" in out
+    assert "scoped memory note stored" in out and "scoped memory recalled hits=1" in out
     assert "From memory: the release freeze starts on Friday." in out
     assert "context masked" in out and "context compacted" in out
     assert "──── Earlier messages were summarized to free up context" in out
@@ -243,7 +243,7 @@ def test_the_offline_chat_recalls_a_fact_in_the_next_session(tmp_path: Path) -> 
     assert first.returncode == 0, first.stderr
     assert first.stdout.splitlines()[0].startswith("No model configured (--model or $MEMORY_MODEL)")
     assert "offline model" in first.stdout.splitlines()[0]
-    assert "scoped note stored" in first.stdout and "Rex" in first.stdout
+    assert "scoped memory note stored" in first.stdout and "Rex" in first.stdout
     second = cli(
         tmp_path,
         "chat",

@@ -71,8 +71,8 @@ def test_nodes_tools_and_a_remembered_fact_across_threads(backend: Backend) -> N
         "journal_tool_call_view",
     }
     events = run(graph, "Hi, my name is Ann. Remember the release freeze starts Friday.", "t1")
-    assert ("scoped", "note_stored") in events
-    assert ("context", "loaded") in events and ("scoped", "loaded") in events
+    assert ("scoped_memory", "note_stored") in events
+    assert ("context_management", "loaded") in events and ("scoped_memory", "loaded") in events
     assert wait_all()
     run(graph, "hello", "t2")
     assert "Name is Ann." in ProfileMemory(backend.store).read(ANN).bullets("Identity")  # type: ignore[union-attr]
@@ -165,14 +165,15 @@ def long_thread(backend: Backend, window: int, turns: int, thread: str) -> list[
 
 def test_masking_is_streamed(backend: Backend) -> None:
     events = long_thread(backend, window=7_000, turns=7, thread="masking")
-    assert ("context", "masked") in events and ("context", "compacted") not in events
+    assert ("context_management", "masked") in events
+    assert ("context_management", "compacted") not in events
 
 
 def test_compaction_is_streamed_and_flushes_one_note_beside_the_summary(
     backend: Backend,
 ) -> None:
     events = long_thread(backend, window=5_000, turns=5, thread="compaction")
-    assert events.count(("context", "compacted")) == 1
+    assert events.count(("context_management", "compacted")) == 1
     assert wait_all()
     notes = ScopedMemory(backend.store).list_notes(ANN)
     assert len(notes) == 1
@@ -211,7 +212,7 @@ def test_tool_events_are_streamed(backend: Backend) -> None:
     )
     graph = create_memory_graph(model, store=backend.store, checkpointer=backend.checkpointer)
     events = run(graph, "Write down that I like tea, then check my notes.", "tools")
-    assert ("scoped", "document_saved") in events and ("scoped", "recalled") in events
+    assert ("scoped_memory", "document_saved") in events and ("scoped_memory", "recalled") in events
     assert ScopedMemory(backend.store).read_document(ANN).text == "# Ann\n- Likes tea"  # type: ignore[union-attr]
 
 
@@ -224,8 +225,9 @@ def _tool_turn_graph(store: Any, checkpointer: Any) -> Any:
 
 def test_a_turn_of_tool_steps_streams_loaded_once(backend: Backend) -> None:
     events = run(_tool_turn_graph(backend.store, backend.checkpointer), "Check my notes.", "t")
-    assert events.count(("scoped", "recalled")) == 2
-    assert events.count(("scoped", "loaded")) == 1  # the re-checks after tool steps are quiet
+    assert events.count(("scoped_memory", "recalled")) == 2
+    # the re-checks after tool steps are quiet
+    assert events.count(("scoped_memory", "loaded")) == 1
 
 
 async def test_a_turn_of_tool_steps_streams_loaded_once_async(abackend: Backend) -> None:
@@ -239,8 +241,8 @@ async def test_a_turn_of_tool_steps_streams_loaded_once_async(abackend: Backend)
             stream_mode="custom",
         )
     ]
-    assert events.count(("scoped", "recalled")) == 2
-    assert events.count(("scoped", "loaded")) == 1
+    assert events.count(("scoped_memory", "recalled")) == 2
+    assert events.count(("scoped_memory", "loaded")) == 1
 
 
 def test_events_match_the_documented_schema(backend: Backend) -> None:

@@ -103,7 +103,7 @@ def test_memory_lives_in_postgres_and_stays_with_its_user(deployed: Deployed) ->
     first = ann.threads.create()["thread_id"]
     told = stream_run(ann, first, "Hi, my name is Ann. I prefer short answers.", {})
     assert not told.errors, told.errors
-    assert ("scoped", "note_stored") in {(e["kind"], e["action"]) for e in told.events}
+    assert ("scoped_memory", "note_stored") in {(e["kind"], e["action"]) for e in told.events}
 
     second = ann.threads.create()["thread_id"]
     asked = stream_run(ann, second, "What do you know about me?", {})

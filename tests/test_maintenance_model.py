@@ -30,7 +30,7 @@ WINDOW = 4_000
 FILLER = " ".join(f"detail{n}" for n in range(700))
 MESSAGES = [f"I moved to Lisbon. {FILLER}", *(f"Turn {n} notes: {FILLER}" for n in range(1, 5))]
 REPLIES = [f"Answer {n}." for n in range(len(MESSAGES))]
-EXPECTED = {("context", "compacted")}  # the flush and the profile: in the background
+EXPECTED = {("context_management", "compacted")}  # the flush and the profile: in the background
 
 
 class AgentModel(GenericFakeChatModel):

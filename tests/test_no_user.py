@@ -90,7 +90,9 @@ async def aturn(
 def disabled(events: list[Any]) -> list[str]:
     """The reasons of the turn's memory-off events."""
     return [
-        e["details"]["reason"] for e in events if (e["kind"], e["action"]) == ("scoped", "disabled")
+        e["details"]["reason"]
+        for e in events
+        if (e["kind"], e["action"]) == ("context_management", "disabled")
     ]
 
 

@@ -77,13 +77,13 @@ async def asay(graph: Any, text: str, thread: str) -> str:
 def test_a_fact_told_in_one_thread_is_recalled_in_a_new_one(backend: Backend) -> None:
     graph = graph_on(backend)
     answer, events = say(graph, "Remember that my dog is called Rex.", "first")
-    assert ("scoped", "note_stored") in events
+    assert ("scoped_memory", "note_stored") in events
     assert answer == "Noted: your dog is called Rex."
     assert [n.body for n in ScopedMemory(backend.store).list_notes(ANN)] == [
         "The user's dog is called Rex."
     ]
     answer, events = say(graph, "What is my dog called?", "second")
-    assert ("scoped", "recalled") in events
+    assert ("scoped_memory", "recalled") in events
     assert answer.startswith("From memory: Your dog is called Rex (noted ")
     answer, _ = say(graph, "What is the capital of France?", "second")
     assert "Rex" not in answer and "nothing about capital, france" in answer
@@ -144,10 +144,10 @@ def test_long_pasted_text_leads_to_masking_and_compaction(backend: Backend) -> N
         answer, more = say(graph, PASTED, "long")
         assert answer.startswith("I read your text (1,800 words, 120 lines)")
         events += more
-    assert ("context", "masked") in events
-    assert ("context", "compacted") in events and wait_all()
+    assert ("context_management", "masked") in events
+    assert ("context_management", "compacted") in events and wait_all()
     assert any("report" in note.body for note in ScopedMemory(backend.store).list_notes(ANN))
-    assert ("context", "failed") not in events
+    assert ("context_management", "failed") not in events
     answer, _ = say(graph, "what is my cat called?", "long")
     assert "Your cat is called Tom" in answer
     answer, _ = say(graph, "what does paragraph 7 list?", "long")
@@ -177,7 +177,7 @@ def test_a_turn_compacted_between_its_tool_steps_still_answers(backend: Backend)
         answer, more = say(graph, f"fetch https://example.com/long/{n}", "long-pages")
         assert answer.startswith("I read the page (6,"), answer
         events += more
-    assert ("context", "compacted") in events
+    assert ("context_management", "compacted") in events
 
 
 def test_the_offline_model_is_a_chat_model_with_tools_and_a_small_window() -> None:

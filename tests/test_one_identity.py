@@ -68,7 +68,7 @@ def test_what_chat_remembered_is_in_the_export(
 ) -> None:
     here = chat(url, say="remember that my dog is called Rex")
     assert "Chatting as ann in no workspace (personal), agent default" in here
-    assert "scoped note stored" in here
+    assert "scoped memory note stored" in here
     there = chat(url, "--workspace", "acme", say="remember that I deploy on Fridays")
     assert "Chatting as ann in workspace acme" in there
     assert main(["export", "--user", "ann", "--url", url]) == 0

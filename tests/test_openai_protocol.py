@@ -450,7 +450,8 @@ def test_masked_and_compacted_threads_stay_valid_openai_requests(
         for mode, chunk in cast(Iterator[tuple[str, Any]], stream):
             if mode == "custom":
                 events.append((chunk["kind"], chunk["action"]))
-    assert ("context", "masked") in events and ("context", "compacted") in events
+    assert ("context_management", "masked") in events
+    assert ("context_management", "compacted") in events
     assert server.refused == []
     agent_requests = [r for r in server.completions if r.tool_names]
     assert len(agent_requests) == 16

@@ -71,7 +71,9 @@ def test_mallory_naming_anns_workspace_reads_and_writes_nothing(server: str) -> 
     saved = stream_run(ann, ann_thread, "Save the freeze for the team.", SHARED_ACME)
     assert not saved.errors, saved.errors
     actions = {(e["kind"], e["action"]) for e in saved.events}
-    assert {("scoped", "document_saved"), ("scoped", "note_stored")} <= actions, saved.events
+    assert {("scoped_memory", "document_saved"), ("scoped_memory", "note_stored")} <= actions, (
+        saved.events
+    )
     document = ann.store.get_item([*TEAM_NS, "document"], "current")
     assert document is not None and document["value"]["text"] == TEAM_DOCUMENT
     notes = ann.store.search_items([*TEAM_NS, "notes"])["items"]
@@ -107,7 +109,7 @@ def test_mallory_naming_anns_workspace_reads_and_writes_nothing(server: str) -> 
 
     again = stream_run(ann, ann_thread, "Anything new for the team?", SHARED_ACME)
     assert not again.errors, again.errors
-    loaded = [e for e in again.events if (e["kind"], e["action"]) == ("scoped", "loaded")]
+    loaded = [e for e in again.events if (e["kind"], e["action"]) == ("scoped_memory", "loaded")]
     assert loaded, again.events
 
 

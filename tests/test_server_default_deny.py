@@ -93,7 +93,7 @@ def test_users_run_the_shared_assistant_but_only_operators_change_it(server: Ser
     thread = ann.threads.create()["thread_id"]
     run = stream_run(ann, thread, "Remember that the release freeze starts Friday.", {})
     assert not run.errors, run.errors
-    assert ("scoped", "note_stored") in {(e["kind"], e["action"]) for e in run.events}
+    assert ("scoped_memory", "note_stored") in {(e["kind"], e["action"]) for e in run.events}
 
     own = ops.assistants.create("memory_agent", name="operators' agent")
     renamed = ops.assistants.update(own["assistant_id"], name="nightly agent")

@@ -121,7 +121,7 @@ def test_a_member_naming_her_workspace_runs(url: str) -> None:
         ann, thread, "Remember that the freeze starts Friday.", {"workspace_id": "acme"}
     )
     assert not run.errors, run.errors
-    assert ("scoped", "note_stored") in {(e["kind"], e["action"]) for e in run.events}
+    assert ("scoped_memory", "note_stored") in {(e["kind"], e["action"]) for e in run.events}
 
 
 def test_the_graph_still_refuses_a_workspace_the_server_cannot_see(url: str) -> None:

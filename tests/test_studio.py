@@ -61,7 +61,7 @@ def test_memory_agent_on_langgraph_dev(studio_server: str) -> None:
 
     memory_events = {(e.get("kind"), e.get("action")) for e in run.events}
     assert all(e.get("type") == "memory_event" for e in run.events), run.events
-    assert ("scoped", "note_stored") in memory_events, run.events
+    assert ("scoped_memory", "note_stored") in memory_events, run.events
     assert run.values, "no values were streamed"
     answer = run.values[-1]["messages"][-1]["content"]
     assert answer == "Noted: your name is Ann. You prefer short answers."

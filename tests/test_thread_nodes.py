@@ -361,7 +361,7 @@ def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share
             stream_mode="custom",
         ):
             assert event["action"] != "compacted"
-            if event["kind"] == "context" and event["action"] == "masked":
+            if event["kind"] == "context_management" and event["action"] == "masked":
                 batches.append(event["details"])
     assert 2 <= len(batches) <= pages // 2, batches
     assert all(batch["outputs"] > 1 and batch["freed"] >= 0.15 * window for batch in batches)

@@ -160,7 +160,7 @@ def test_refused_consolidation_is_an_event(backend: Backend) -> None:
     for mode, chunk in graph.stream({}, stream_mode=["custom", "values"]):
         (events if mode == "custom" else outputs).append(chunk)
     (event,) = [e for e in events if e["action"] == "consolidation_failed"]
-    assert event["kind"] == "scoped" and event["scope"] == "personal"
+    assert event["kind"] == "scoped_memory" and event["scope"] == "personal"
     assert event["details"]["namespace"] == "ws/acme/personal/ann"
     assert "it is a refusal" in event["details"]["reason"]
     assert not any(e["action"] == "consolidated" for e in events)

@@ -218,7 +218,8 @@ def long_thread(backend: Backend, turns: int = 5) -> list[tuple[str, str]]:
 def test_flush_skips_a_scope_with_scoped_memory_off(backend: Backend) -> None:
     LayeredSettings(backend.store).update("user", ANN, set={"scoped_memory": False})
     events = long_thread(backend)
-    assert ("context", "compacted") in events and ("scoped", "flushed") not in events
+    assert ("context_management", "compacted") in events
+    assert ("scoped_memory", "flushed") not in events
     assert wait_all() and ScopedMemory(backend.store).list_notes(ANN) == []
 
 
@@ -226,9 +227,11 @@ def test_stored_platform_record_switches_context_management_off(backend: Backend
     platform = LayeredSettings(backend.store, environ={})
     platform.update("platform", ANN, set={"context_management": False})
     events = long_thread(backend)
-    assert not {("context", "masked"), ("context", "compacted"), ("scoped", "flushed")} & set(
-        events
-    )
+    assert not {
+        ("context_management", "masked"),
+        ("context_management", "compacted"),
+        ("scoped_memory", "flushed"),
+    } & set(events)
     model = OfferedToolsModel(script=[call("journal_message_search", query="tea"), "Done."])
     (reply,) = tool_replies(turn(graph_for(backend, model), "What did I say?", "journal"))
     assert reply.status == "error" and "context_management" in str(reply.content)
@@ -272,7 +275,8 @@ def test_env_flush_off_holds_against_a_user_layer_in_the_graph(
     LayeredSettings(backend.store, environ={}).update("user", ANN, set={"flush": True})
     monkeypatch.setenv("MEMORY_FLUSH", "off")
     events = long_thread(backend)
-    assert ("context", "compacted") in events and ("scoped", "flushed") not in events
+    assert ("context_management", "compacted") in events
+    assert ("scoped_memory", "flushed") not in events
     assert wait_all() and ScopedMemory(backend.store).list_notes(ANN) == []
 
 

@@ -126,7 +126,7 @@ def ask(graph: Any, text: str, thread: str = "t1", **configurable: Any) -> list[
         context=ANN,
         stream_mode="custom",
     ):
-        if chunk["kind"] in ("context", "journal"):
+        if chunk["kind"] == "context_management":
             events.append((chunk["action"], chunk["details"]))
     return events
 
@@ -140,7 +140,7 @@ async def aask(graph: Any, text: str, thread: str = "t1", **configurable: Any) -
         context=ANN,
         stream_mode="custom",
     ):
-        if chunk["kind"] in ("context", "journal"):
+        if chunk["kind"] == "context_management":
             events.append((chunk["action"], chunk["details"]))
     return events
 
@@ -353,7 +353,7 @@ def test_a_failed_journal_write_is_retried_and_nothing_leaves_the_state_unjourna
     store.set(fault)
     for n in range(1, 5):
         events = ask(graph, f"read page {n}")
-        assert any(a == "failed" for a, _ in events)
+        assert any(a == "journal_failed" for a, _ in events)
         assert state_of(graph)["messages"][-1].content == f"Page {n} read."
     state = state_of(graph)
     assert len(journal_of(backend.store)) == 4
@@ -379,7 +379,7 @@ async def test_a_failed_journal_write_is_retried_under_ainvoke(abackend: Backend
     graph, _ = build_graph(wrapped, chat(turns(3), None), summary_model=Summarizer())
     await aask(graph, "read page 0")
     store.set("down")
-    assert any(a == "failed" for a, _ in await aask(graph, "read page 1"))
+    assert any(a == "journal_failed" for a, _ in await aask(graph, "read page 1"))
     store.set(None)
     await aask(graph, "read page 2")
     entries = await arun(abackend.store, tail_plan("t1", 10_000, 10_000))

@@ -77,7 +77,9 @@ class Outcomes:
         self.actions += [
             data["action"]
             for mode, data in chunks
-            if mode == "custom" and data.get("kind") == "context" and data["action"] != "masked"
+            if mode == "custom"
+            and data.get("kind") == "context_management"
+            and data["action"] != "masked"
         ]
         return "failed" in self.actions
 

@@ -19,6 +19,7 @@ from memory_plugin.agent.entries import (
     put_plan,
     readable_scopes,
 )
+from memory_plugin.agent.naming import NAME
 from memory_plugin.agent.pinned import pinned, pinned_block, qualifying
 from memory_plugin.agent.privacy import HOLDING
 from memory_plugin.agent.recall import EntryHit, recall_plan
@@ -37,7 +38,7 @@ class AgentMemory(MemoryService):
     """Agent memory entries for the agent the run's context names. Writing needs the
     `agent_memory` setting (the Memory capability); reading and pinning do not."""
 
-    name = "agent_memory"
+    name = NAME
     place = "frozen"
     always = True
     needs_agent = True
@@ -142,9 +143,7 @@ class AgentMemory(MemoryService):
 
     holdings = (HOLDING,)
 
-    def places_plan(
-        self, owner: Owner, needle: str, pattern: re.Pattern[str]
-    ) -> Plan[list[Place]]:
+    def places_plan(self, owner: Owner, needle: str, pattern: re.Pattern[str]) -> Plan[list[Place]]:
         """The entries of the owner's agents holding the text (agent/privacy.py)."""
         return (yield from privacy.places_plan(owner, needle, pattern))
 

@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 
 from memory_plugin.agent.entries import Entry, expiry
+from memory_plugin.agent.naming import NAME
 from memory_plugin.agent.recall import EntryHit
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
@@ -64,19 +65,19 @@ class Entries(Protocol):
 
 
 def _stored(entry: Entry) -> str:
-    emit("agent", "entry_stored", entry.visibility, key=entry.key)
+    emit(NAME, "entry_stored", entry.visibility, key=entry.key)
     return f"Stored entry {entry.key!r} ({entry.visibility})."
 
 
 def _hits(query: str, hits: list[EntryHit]) -> str:
-    emit("agent", "recalled", None, hits=len(hits))
+    emit(NAME, "recalled", None, hits=len(hits))
     if not hits:
         return f"No agent memory entries match {query!r}."
     return "\n".join(hit.entry.render() for hit in hits)
 
 
 def _forgot(key: str) -> str:
-    emit("agent", "entry_forgotten", None, key=key)
+    emit(NAME, "entry_forgotten", None, key=key)
     return f"Forgot entry {key!r}."
 
 

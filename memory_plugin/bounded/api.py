@@ -20,6 +20,7 @@ from memory_plugin.blocks import PromptBlock
 from memory_plugin.bounded import privacy
 from memory_plugin.bounded.blocks import block_text
 from memory_plugin.bounded.entries import TARGETS, TargetView, check_names, edit, used
+from memory_plugin.bounded.naming import NAME
 from memory_plugin.bounded.privacy import HOLDING
 from memory_plugin.bounded.toolkit import memory_tools
 from memory_plugin.errors import ConflictError
@@ -70,7 +71,7 @@ class BoundedMemory(MemoryService):
     """The agent's notes (`memory`) and who the user is (`user`), each a bounded list of
     entries, per agent and user."""
 
-    name = "bounded_memory"
+    name = NAME
     place = "frozen"
     obeys_memory_off = True
     over_mcp = True
@@ -179,9 +180,7 @@ class BoundedMemory(MemoryService):
 
     holdings = (HOLDING,)
 
-    def places_plan(
-        self, owner: Owner, needle: str, pattern: re.Pattern[str]
-    ) -> Plan[list[Place]]:
+    def places_plan(self, owner: Owner, needle: str, pattern: re.Pattern[str]) -> Plan[list[Place]]:
         """The bounded entries of the owner's agents holding the text (bounded/privacy.py)."""
         return (yield from privacy.places_plan(self, owner, pattern))
 

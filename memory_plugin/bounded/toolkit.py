@@ -9,6 +9,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
+from memory_plugin.bounded.naming import NAME
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 from memory_plugin.provenance import tool_origin
@@ -55,7 +56,7 @@ class Bounded(Protocol):
 
 
 def _done(action: str, target: str, answer: str) -> str:
-    emit("bounded", f"entry_{action}", target)
+    emit(NAME, f"entry_{action}", target)
     return answer
 
 

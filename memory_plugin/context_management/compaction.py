@@ -29,6 +29,7 @@ from langgraph.config import get_store
 
 from memory_plugin.context_management.flush import FlushStart, flush_hook, in_background
 from memory_plugin.context_management.masking import SCAN_FROM
+from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import preserved_before, safe_cut
 from memory_plugin.context_management.prompts import summary_messages
 from memory_plugin.context_management.tally import count_keys, tally
@@ -250,7 +251,7 @@ class CompactionStep:
         if result.status != "nothing_to_compact" or kind == "manual":
             divider = result.updates.get("memory_context", {}).get(DIVIDERS, [{}])[-1]
             emit(
-                "context",
+                NAME,
                 result.status,
                 None,
                 trigger=kind,

@@ -25,6 +25,7 @@ from memory_plugin.provenance import current, origin, turn_of
 from memory_plugin.safety import screen, visibility_of
 from memory_plugin.scope import Scope, thread_scope
 from memory_plugin.scope.context import MemoryContext
+from memory_plugin.scoped.naming import NAME as SCOPED
 from memory_plugin.scoped.notes import Note, append_plan
 from memory_plugin.settings import MemorySettings
 
@@ -75,7 +76,7 @@ def flush_plan(
         text = trim_at_word(text.lstrip("-*• "), settings.flush_max_chars)
         limit = settings.note_max_chars
         note = yield from append_plan(scope, text, limit, now, semantic, provenance)
-        emit("scoped", "flushed", scope.kind, note=note.body)
+        emit(SCOPED, "flushed", scope.kind, note=note.body)
         return note
     except Exception:
         logger.warning("pre-compaction flush failed; compaction goes on", exc_info=True)

@@ -15,12 +15,15 @@ from datetime import datetime
 from langchain_core.messages import BaseMessage
 
 from memory_plugin.context_management import journal
+from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.turn import Turn
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 
 logger = logging.getLogger(__name__)
 SEQ, LAST_ID = "journal_seq", "journal_last_id"
+ACTIONS = ("journaled", "journal_failed")
+"""The journal step's event actions (context management's kind): bookkeeping a chat hides."""
 
 
 def next_seq(turn: Turn) -> int:
@@ -63,7 +66,7 @@ class JournalStep:
                 exc_info=True,
             )
             turn.journaled = False
-            emit("journal", "failed", None, messages=len(new), reason=str(exc))
+            emit(NAME, "journal_failed", None, messages=len(new), reason=str(exc))
             return
         turn.record({SEQ: seq, LAST_ID: new[-1].id})
-        emit("journal", "journaled", None, messages=len(new))
+        emit(NAME, "journaled", None, messages=len(new))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ToolMessage
 
+from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import call_positions
 from memory_plugin.context_management.tally import tally
 from memory_plugin.context_management.turn import Turn, window
@@ -176,7 +177,7 @@ class MaskingStep:
         if not turn.journaled:
             return
         turn.apply(result.replacements)
-        emit("context", "masked", None, outputs=len(result.replacements), freed=result.freed_tokens)
+        emit(NAME, "masked", None, outputs=len(result.replacements), freed=result.freed_tokens)
         turn.record(
             {
                 "tokens": counts["tokens"] - result.freed_tokens,

@@ -37,6 +37,7 @@ from memory_plugin.context_management.compaction import DIVIDERS, CompactionStep
 from memory_plugin.context_management.flush import flush_hook
 from memory_plugin.context_management.journaling import SEQ, JournalStep
 from memory_plugin.context_management.masking import MaskingStep
+from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.owners import claim_plan
 from memory_plugin.context_management.prefix import POLICY, Prefix
 from memory_plugin.context_management.turn import (
@@ -76,7 +77,7 @@ class ContextManager(MemoryService):
     (memory_plugin.base.MemoryService); the graph's nodes work on the graph's store.
     """
 
-    name = "context_management"
+    name = NAME
     always = True
 
     @classmethod
@@ -207,7 +208,7 @@ class ContextManager(MemoryService):
         """The prefix's blocks, whether memory is off for this run (said once, here), and, on
         the thread's first turn, whose the thread is (memory_plugin.context_management.owners)."""
         loaded = yield from self.prefix.load_plan(state, config, ctx)
-        loaded["memory_context"][MEMORY_OFF] = announce(ctx)
+        loaded["memory_context"][MEMORY_OFF] = announce(ctx, self.name)
         claimed = yield from claim_plan(state.get("memory_context") or {}, config, ctx)
         loaded["memory_context"].update(claimed)
         return loaded

@@ -36,6 +36,7 @@ from memory_plugin.blocks import (
 )
 from memory_plugin.context_management.compaction import DIVIDERS, PREFIX_TOKENS
 from memory_plugin.context_management.journaling import SEQ
+from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.turn import (
     RECENT_WINDOW,
     SETTINGS,
@@ -201,7 +202,7 @@ class Prefix:
         info = state.get("memory_context") or {}
         settings, loaded, frozen_loaded = yield from self._settings_and_blocks_plan(info, ctx)
         blocks = loaded[0]
-        emit("context", "loaded", None, blocks=[block.name for block in blocks])
+        emit(NAME, "loaded", None, blocks=[block.name for block in blocks])
         context: State = {POLICY: settings.thread_policy, SETTINGS: self._dump(settings)}
         if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
             context.update((yield from self.rolling.load_plan(thread_id_of(config))))

@@ -29,7 +29,7 @@ from langgraph.types import StateSnapshot
 from memory_plugin.backends import Backend
 from memory_plugin.connection import connect
 from memory_plugin.context_management.journal import entries_plan, take_back_plan
-from memory_plugin.context_management.journaling import SEQ
+from memory_plugin.context_management.journaling import ACTIONS, SEQ
 from memory_plugin.context_management.masking import is_masked
 from memory_plugin.context_management.nodes import summarize_now
 from memory_plugin.models import MODEL_ENV, resolve_model
@@ -153,10 +153,9 @@ class Chat:
             stream_mode=["custom", "updates"],
         )
         for mode, chunk in cast(Iterator[tuple[str, Any]], stream):
-            if mode == "custom" and chunk["kind"] != "journal":
-                self.say(
-                    f"  · {chunk['kind']} {chunk['action'].replace('_', ' ')}{_details(chunk)}"
-                )
+            if mode == "custom" and chunk["action"] not in ACTIONS:
+                kind, action = (chunk[key].replace("_", " ") for key in ("kind", "action"))
+                self.say(f"  · {kind} {action}{_details(chunk)}")
             elif "agent" in chunk:
                 message = chunk["agent"]["messages"][-1]
                 if not message.tool_calls:

@@ -17,6 +17,7 @@ from memory_plugin.models.replies import RejectedReply
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.profile.document import RECENT, SECTIONS, Profile, render
 from memory_plugin.profile.guard import check_condensation, proposed
+from memory_plugin.profile.naming import NAME
 from memory_plugin.profile.prompts import condense_messages
 from memory_plugin.tokens import TokenCounter
 
@@ -61,7 +62,7 @@ def _condensed_plan(
         check_condensation(profile, condensed)
     except RejectedReply as exc:
         logger.warning("profile condensation discarded: %s; truncating instead", exc.reason)
-        emit("profile", "discarded", "profile", step="condensation", reason=exc.reason)
+        emit(NAME, "discarded", "profile", step="condensation", reason=exc.reason)
         return None
     except Exception:
         logger.warning("profile condensation failed; truncating instead", exc_info=True)

@@ -43,6 +43,7 @@ from memory_plugin.profile.document import SECTIONS, Profile, render
 from memory_plugin.profile.enablement import enablement
 from memory_plugin.profile.jobs import ConsolidationJobs, await_profiles, wait_for_profiles
 from memory_plugin.profile.log import CHANGES, KEEP_CHANGES, ChangeLog
+from memory_plugin.profile.naming import NAME
 from memory_plugin.profile.privacy import HOLDING
 from memory_plugin.profile.rewrite import Consolidation, Rewrite, ThreadCursor
 from memory_plugin.profile.stored import KEY, MAX_ATTEMPTS, Seen
@@ -85,7 +86,7 @@ class ProfileMemory(MemoryService):
     `keep_changes` are kept; `max_failures` failed consolidations in a row give an exchange up.
     """
 
-    name = "profile"
+    name = NAME
     place = "per_turn"
 
     def __init__(
@@ -151,7 +152,7 @@ class ProfileMemory(MemoryService):
             return []
         fitted = truncate(profile, settings.profile_max_tokens, self.counter)
         emit(
-            "profile",
+            NAME,
             "loaded",
             "profile",
             turn_count=profile.turn_count,

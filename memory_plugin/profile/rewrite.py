@@ -24,6 +24,7 @@ from memory_plugin.profile.changes import Op, changes, diff, reapply
 from memory_plugin.profile.document import SCHEMA_VERSION, Profile
 from memory_plugin.profile.guard import check_consolidation, proposed
 from memory_plugin.profile.log import ChangeLog
+from memory_plugin.profile.naming import NAME
 from memory_plugin.profile.prompts import NOOP, consolidation_messages
 from memory_plugin.profile.stored import MAX_ATTEMPTS, Seen, with_cursor_plan
 from memory_plugin.provenance import Provenance
@@ -52,7 +53,7 @@ def quiet_emit(action: str, **details: Any) -> None:
     """A background job's event, on the run's stream while it is still read; a stream that
     is gone (the run over, its loop closed) is no failure."""
     try:
-        emit("profile", action, "profile", **details)
+        emit(NAME, action, "profile", **details)
     except Exception:
         logger.debug("the profile event %s was not delivered", action, exc_info=True)
 

@@ -32,13 +32,13 @@ def off_reason(ctx: MemoryContext) -> str | None:
     return None
 
 
-def announce(ctx: MemoryContext) -> str | None:
-    """Say once for this run (as a memory event) that memory is off and why, and log it once
-    per process; the reason, or None when memory is on."""
+def announce(ctx: MemoryContext, kind: str) -> str | None:
+    """Say once for this run (as a memory event of `kind`, the kind saying it) that memory is
+    off and why, and log it once per process; the reason, or None when memory is on."""
     reason = off_reason(ctx)
     if reason is None:
         return None
-    emit("scoped", "disabled", None, reason=reason)
+    emit(kind, "disabled", None, reason=reason)
     if reason not in _logged:
         _logged.add(reason)
         logger.warning("memory_plugin: %s", reason)

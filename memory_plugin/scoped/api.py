@@ -31,6 +31,7 @@ from memory_plugin.scoped.documents import (
     restore_plan,
     write_plan,
 )
+from memory_plugin.scoped.naming import NAME
 from memory_plugin.scoped.notes import (
     NOTE_INDEX,
     DayLike,
@@ -61,7 +62,7 @@ class ScopedMemory(MemoryService):
     the hard limit. Constructed like every memory kind (memory_plugin.base.MemoryService).
     """
 
-    name = "scoped_memory"
+    name = NAME
     place = "per_turn"
     obeys_memory_off = True
     over_mcp = True
@@ -324,9 +325,7 @@ class ScopedMemory(MemoryService):
 
     holdings = (HOLDING,)
 
-    def places_plan(
-        self, owner: Owner, needle: str, pattern: re.Pattern[str]
-    ) -> Plan[list[Place]]:
+    def places_plan(self, owner: Owner, needle: str, pattern: re.Pattern[str]) -> Plan[list[Place]]:
         """Where the owner's personal and team memory holds the text (scoped/forgetting.py)."""
         return (yield from forgetting.places_plan(self, owner, needle, pattern))
 

@@ -12,6 +12,7 @@ from memory_plugin.events import emit
 from memory_plugin.plans import Plan, gather
 from memory_plugin.scope import Scope
 from memory_plugin.scoped.documents import Document, read_plan, size_warning
+from memory_plugin.scoped.naming import NAME
 from memory_plugin.scoped.notes import NOTES, PAGE, Note, day_plan, to_note, utc_days
 from memory_plugin.settings import MemorySettings
 
@@ -113,5 +114,5 @@ def blocks_plan(scope: Scope, settings: MemorySettings, now: datetime) -> Plan[l
         blocks.append(PromptBlock(NOTES_BLOCK, "recent_notes", text, entries=shown, held=held))
     loaded = None if notes is None else len(notes)
     version = document.version or None
-    emit("scoped", "loaded", scope.kind, recent_notes=loaded, document_version=version)
+    emit(NAME, "loaded", scope.kind, recent_notes=loaded, document_version=version)
     return blocks

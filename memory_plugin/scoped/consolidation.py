@@ -49,6 +49,7 @@ from memory_plugin.scoped.leases import (
     Worker,
     check_lease,
 )
+from memory_plugin.scoped.naming import NAME
 from memory_plugin.scoped.notes import NOTES, Note, all_notes_plan, update_note_plan
 from memory_plugin.scoped.prompts import consolidation_messages
 from memory_plugin.scoped.run_records import (
@@ -246,7 +247,7 @@ def report_event(scope: Scope, result: ScopeResult) -> None:
     """The scope's outcome as a memory event (a no-op outside a graph run)."""
     if result.status == "failed":
         emit(
-            "scoped",
+            NAME,
             "consolidation_failed",
             scope.kind,
             namespace=result.label,
@@ -254,7 +255,7 @@ def report_event(scope: Scope, result: ScopeResult) -> None:
         )
         return
     emit(
-        "scoped",
+        NAME,
         "consolidated",
         scope.kind,
         namespace=result.label,

@@ -22,6 +22,7 @@ from memory_plugin.provenance import tool_origin
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.identity import Membership
 from memory_plugin.scoped.documents import Document, DocumentWrite
+from memory_plugin.scoped.naming import NAME
 from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.recall import Hit
 from memory_plugin.scoped.seen import UNSEEN, artifact, seen_version
@@ -67,13 +68,13 @@ class Scoped(Protocol):
 
 
 def _noted(note: Note) -> str:
-    emit("scoped", "note_stored", None, day=note.day, position=note.position)
+    emit(NAME, "note_stored", None, day=note.day, position=note.position)
     return f"Noted for {note.day} (note #{note.position})."
 
 
 def _saved(write: DocumentWrite) -> Answer:
     doc = write.document
-    emit("scoped", "document_saved", None, version=doc.version, compressed=write.compressed)
+    emit(NAME, "document_saved", None, version=doc.version, compressed=write.compressed)
     text = f"Saved the memory document (version {doc.version}, {len(doc.text):,} characters)."
     if write.compressed:
         text += " It was over the hard limit, so it was compressed before saving."
@@ -86,7 +87,7 @@ def _merge(current: Document | None, unseen: bool) -> Answer:
     """The answer when the model has not seen the current document: it, and a request to
     merge the change into it."""
     version = current.version if current else 0
-    emit("scoped", "document_conflict", None, version=version)
+    emit(NAME, "document_conflict", None, version=version)
     why = (
         "the memory document could not be loaded when this turn started, so you have not seen it"
         if unseen
@@ -102,7 +103,7 @@ def _merge(current: Document | None, unseen: bool) -> Answer:
 
 
 def _hits(query: str, hits: list[Hit]) -> str:
-    emit("scoped", "recalled", None, hits=len(hits))
+    emit(NAME, "recalled", None, hits=len(hits))
     if not hits:
         return f"No memory notes match {query!r}."
     return "\n".join(hit.note.render() for hit in hits)

@@ -1,0 +1,4 @@
+"""Agent memory's one name: its settings switch, its kind class's `name`, its memory
+events' `kind`."""
+
+NAME = "agent_memory"

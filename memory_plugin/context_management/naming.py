@@ -1,0 +1,4 @@
+"""Context management's one name: its settings switch, its kind class's `name`, its memory
+events' `kind`."""
+
+NAME = "context_management"
