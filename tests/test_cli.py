@@ -172,7 +172,7 @@ def test_demo_plays_the_scripted_tour(tmp_path: Path) -> None:
     assert "- Name is Ann." in out and "- Prefers short answers." in out
     assert "scoped memory note stored" in out and "scoped memory recalled hits=1" in out
     assert "From memory: the release freeze starts on Friday." in out
-    assert "context masked" in out and "context compacted" in out
+    assert "context management masked" in out and "context management compacted" in out
     assert "──── Earlier messages were summarized to free up context" in out
     assert "Demo done." in out
     assert (tmp_path / ".memory" / "memory.db").is_file()

@@ -64,8 +64,8 @@ class PlaceAnswer(BaseModel):
     """One place that holds the text."""
 
     id: str
-    kind: Literal["note", "document", "history", "profile", "changes", "bounded", "agent"]
-    where: Literal["personal", "team", "profile", "bounded", "agent_private", "agent_shared"]
+    kind: str = Field(description="what the place is, in its memory kind's own words (note, ...)")
+    where: str = Field(description="where it is, in its memory kind's own words (personal, ...)")
     label: str
     text: str
     match: Literal["words", "meaning"]
