@@ -63,9 +63,9 @@ def test_preview_then_apply_forgets_the_callers_memory_only(backend: Backend) ->
         ("document", "personal", True),
         ("history", "personal", True),
         ("note", "team", True),
-        ("bounded", "bounded", True),
-        ("agent", "agent_private", True),
-        ("agent", "agent_shared", False),
+        ("bounded_memory", "bounded_memory", True),
+        ("agent_memory", "agent_private", True),
+        ("agent_memory", "agent_shared", False),
     }
     note = next(p for p in preview["places"] if p["where"] == "personal" and p["kind"] == "note")
     assert note["provenance"]["actor"] == "ann" and note["label"].startswith("personal memory")

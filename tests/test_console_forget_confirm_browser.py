@@ -113,4 +113,5 @@ def test_forget_selected_asks_with_what_goes_and_what_stays(
     ann.get_by_text(f"Forgot {len(ticked)} place(s).").wait_for()
     assert ledger_in_memory(database) == 0
     left = find(ann, "ledger")
-    assert sorted(place.get_attribute("data-kind") for place in left.all()) == ["agent", "history"]
+    kinds = sorted(place.get_attribute("data-kind") for place in left.all())
+    assert kinds == ["agent_memory", "history"]

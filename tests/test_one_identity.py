@@ -77,7 +77,7 @@ def test_what_chat_remembered_is_in_the_export(
     notes = {
         item["workspace"]: json.dumps(item["value"])
         for item in document["items"]
-        if item["kind"] == "personal" and item["path"] == ["notes"]
+        if item["kind"] == "scoped_memory" and item["path"] == ["notes"]
     }
     assert "Rex" in notes[None] and "Fridays" in notes["acme"]
     assert document["workspaces"] == ["acme"]
@@ -153,7 +153,7 @@ def test_privacy_commands_reach_every_workspace_by_default(
             memory.remember(MemoryContext(user_id="ann", workspace_id=where), f"Rex in {where}")
     assert main(["export", "--user", "ann", "--url", url]) == 0
     exported, said = capsys.readouterr()
-    assert json.loads(exported)["counts"]["personal"] == 3
+    assert json.loads(exported)["counts"]["scoped_memory"] == 3
     assert "no workspace (personal) and workspaces acme, globex; " in said
     assert main(["forget", "Rex", "--user", "ann", "--yes", "--url", url]) == 0
     assert "in 3 place(s)" in capsys.readouterr().out

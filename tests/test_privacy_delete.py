@@ -128,7 +128,8 @@ def test_cli_delete_user(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["delete-user", "ann", "--org", "o1", "--threads", "--url", url]) == 0
     out = capsys.readouterr().out
     assert out == (
-        "Deleted user 'ann' of org 'o1': 1 personal, 0 profile, 0 agent, 0 bounded, "
+        "Deleted user 'ann' of org 'o1': 1 scoped_memory, 0 profile, 0 agent_memory, "
+        "0 bounded_memory, "
         "0 settings items; 0 threads with their journals and summaries.\n"
     )
     assert main(["export", "--user", "ann", "--org", "o1", "--url", url]) == 2
@@ -156,7 +157,7 @@ async def test_async_backend_export_import_and_delete(abackend: Backend) -> None
         deleted = await client.delete("/api/users/ann?threads=true", headers=ANN)
         assert deleted.status_code == 200, deleted.text
         assert deleted.json()["threads"] == 1
-        assert deleted.json()["deleted"]["personal"] >= 1
+        assert deleted.json()["deleted"]["scoped_memory"] >= 1
         assert (await scoped.alist_notes(ANN_CTX)) == []
         assert (await abackend.store.asearch(("memory_plugin", "thread"))) == []
         imported = await client.post("/api/import", headers=ANN, content=exported.text)

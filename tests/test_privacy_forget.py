@@ -65,9 +65,9 @@ def test_a_fact_is_found_in_every_kind_and_forgotten_everywhere(backend: Backend
     preview = forgetter.preview(owner, "  REX ")
     assert preview.text == "REX"
     assert where(preview) == [
-        ("agent", "agent_private", "-", True),
-        ("agent", "agent_shared", "-", False),
-        ("bounded", "bounded", "-", True),
+        ("agent_memory", "agent_private", "-", True),
+        ("agent_memory", "agent_shared", "-", False),
+        ("bounded_memory", "bounded_memory", "-", True),
         ("changes", "profile", "-", True),
         ("document", "personal", "acme", True),
         ("history", "personal", "acme", True),

@@ -100,8 +100,8 @@ def test_a_forgotten_note_and_entry_stay_forgotten_unless_asked(
     assert reasons[f"notes/{keys.note_key}"] == f"forgotten on {today()}, not imported"
     assert reasons[f"entries/{ENTRY_KEY}"] == f"forgotten on {today()}, not imported"
     summary = report.summary()
-    assert f"personal notes/{keys.note_key}: forgotten on {today()}, not imported" in summary
-    assert f"agent entries/{ENTRY_KEY}: forgotten on {today()}, not imported" in summary
+    assert f"scoped_memory notes/{keys.note_key}: forgotten on {today()}, not imported" in summary
+    assert f"agent_memory entries/{ENTRY_KEY}: forgotten on {today()}, not imported" in summary
     assert "--include-forgotten" in summary
     assert report.appended == []
     assert everything(backend.store) == forgotten
@@ -110,8 +110,8 @@ def test_a_forgotten_note_and_entry_stay_forgotten_unless_asked(
 
     back = merge(backend.store, before, include_forgotten=True)
     assert {f"{h.kind} {h.key}": was for h, was in back.reimported} == {
-        f"personal {keys.note_key}": f"forgotten on {today()}",
-        f"agent {ENTRY_KEY}": f"forgotten on {today()}",
+        f"scoped_memory {keys.note_key}": f"forgotten on {today()}",
+        f"agent_memory {ENTRY_KEY}": f"forgotten on {today()}",
     }
     assert f"Ann's locker code word is {SECRETS['note']}" in note_texts(backend.store)
     assert ENTRY_KEY in entry_keys(client)
@@ -134,8 +134,8 @@ def test_a_note_and_entry_deleted_through_rest_stay_deleted_unless_asked(
     answer = client.post("/api/import?merge=true", headers=ANN, content=before)
     assert answer.status_code == 200, answer.text
     reasons = {f"{s['kind']} {s['key']}": s["reason"] for s in answer.json()["skipped"]}
-    assert reasons[f"personal {keys.note_key}"] == f"deleted on {today()}, not imported"
-    assert reasons[f"agent {ENTRY_KEY}"] == f"deleted on {today()}, not imported"
+    assert reasons[f"scoped_memory {keys.note_key}"] == f"deleted on {today()}, not imported"
+    assert reasons[f"agent_memory {ENTRY_KEY}"] == f"deleted on {today()}, not imported"
     assert everything(backend.store) == deleted
     assert ENTRY_KEY not in entry_keys(client)
 
@@ -191,8 +191,8 @@ def test_the_cli_names_what_it_did_not_bring_back_and_brings_it_back_when_asked(
 
     assert main(["import", str(path), "--merge", "--url", backend_url]) == 0
     out = capsys.readouterr().out
-    assert f"personal notes/{note.key}: deleted on {today()}, not imported" in out
-    assert f"agent entries/{ENTRY_KEY}: deleted on {today()}, not imported" in out
+    assert f"scoped_memory notes/{note.key}: deleted on {today()}, not imported" in out
+    assert f"agent_memory entries/{ENTRY_KEY}: deleted on {today()}, not imported" in out
     with connect(backend_url) as opened:
         assert note_texts(opened.store) == []
         assert AgentMemory(opened.store, defaults=settings).entries(ANN_AGENT) == []
@@ -200,8 +200,8 @@ def test_the_cli_names_what_it_did_not_bring_back_and_brings_it_back_when_asked(
     argv = ["import", str(path), "--merge", "--include-forgotten", "--url", backend_url]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert f"Re-imported personal notes/{note.key}, deleted on {today()}." in out
-    assert f"Re-imported agent entries/{ENTRY_KEY}, deleted on {today()}." in out
+    assert f"Re-imported scoped_memory notes/{note.key}, deleted on {today()}." in out
+    assert f"Re-imported agent_memory entries/{ENTRY_KEY}, deleted on {today()}." in out
     with connect(backend_url) as opened:
         assert note_texts(opened.store) == ["Ann's locker code word is Emu4417"]
         entries = AgentMemory(opened.store, defaults=settings).entries(ANN_AGENT)
@@ -212,14 +212,14 @@ def test_the_cli_names_what_it_did_not_bring_back_and_brings_it_back_when_asked(
 
 
 WRONG: dict[tuple[str, tuple[str, ...]], tuple[str, Any, str]] = {
-    ("personal", ("document",)): ("text", 7, "text: Input should be a valid string"),
-    ("personal", ("document_history",)): ("version", "1", "version: Input should be a valid"),
-    ("personal", ("notes",)): ("position", "1", "position: Input should be a valid integer"),
+    ("scoped_memory", ("document",)): ("text", 7, "text: Input should be a valid string"),
+    ("scoped_memory", ("document_history",)): ("version", "1", "version: Input should be a valid"),
+    ("scoped_memory", ("notes",)): ("position", "1", "position: Input should be a valid integer"),
     ("profile", ()): ("version", None, "version: Input should be a valid integer"),
     ("profile", ("changes",)): ("operations", ["ADD"], "operations.0: Input should be"),
     ("profile", ("cursors",)): ("seq", "8", "seq: Input should be a valid integer"),
-    ("agent", ("entries",)): ("content", 7, "content: Input should be a valid string"),
-    ("bounded", ("bounded",)): ("entries", [7], "entries.0: Input should be a valid string"),
+    ("agent_memory", ("entries",)): ("content", 7, "content: Input should be a valid string"),
+    ("bounded_memory", ("bounded",)): ("entries", [7], "entries.0: Input should be a valid string"),
     ("settings", ()): ("values", {"note_max_chars": "many"}, "note_max_chars"),
 }
 """For each kind and place: a field, a value of the wrong type for it, what the error says."""
@@ -261,7 +261,9 @@ def test_an_agent_entry_the_console_could_not_serve_is_refused_over_rest(
     client, _ = seeded
     good = json.loads(export_json(backend.store))
     items = [
-        {**item, "key": "planted", "value": {"content": 7}} if item["kind"] == "agent" else item
+        {**item, "key": "planted", "value": {"content": 7}}
+        if item["kind"] == "agent_memory"
+        else item
         for item in good["items"]
     ]
     before = everything(backend.store)
@@ -270,7 +272,7 @@ def test_an_agent_entry_the_console_could_not_serve_is_refused_over_rest(
     )
     assert answer.status_code == 400, answer.text
     detail = answer.json()["detail"]
-    assert "(agent entries/planted): content: Input should be a valid string" in detail
+    assert "(agent_memory entries/planted): content: Input should be a valid string" in detail
     assert everything(backend.store) == before
     assert "planted" not in entry_keys(client)
 
@@ -281,11 +283,11 @@ def nested(levels: int) -> str:
 
 def document_with(value: str) -> str:
     item = (
-        '{"kind": "agent", "workspace": null, "agent": "helper", "path": ["entries"], '
+        '{"kind": "agent_memory", "workspace": null, "agent": "helper", "path": ["entries"], '
         f'"key": "deep", "value": {{"content": {value}}}}}'
     )
     return (
-        f'{{"format": "{FORMAT}", "schema_version": 1, "user_id": "ann", "org_id": "o1", '
+        f'{{"format": "{FORMAT}", "schema_version": 2, "user_id": "ann", "org_id": "o1", '
         f'"workspaces": [], "items": [{item}]}}'
     )
 
@@ -293,7 +295,7 @@ def document_with(value: str) -> str:
 def test_a_path_that_is_not_text_is_refused_naming_the_item() -> None:
     document = json.loads(document_with('"Ann"'))
     document["items"][0]["path"] = [["entries"]]
-    with pytest.raises(ArchiveError, match=r"^items\[0\]: agent memory holds no items at path"):
+    with pytest.raises(ArchiveError, match=r"^items\[0\]: agent_memory holds no items at path"):
         parse(json.dumps(document))
 
 
@@ -303,7 +305,8 @@ def test_json_nested_too_deeply_is_refused_with_a_message() -> None:
     with pytest.raises(ArchiveError) as refused:
         parse(document_with(nested(MAX_DEPTH + 5)))
     assert str(refused.value).startswith(
-        f"items[0] (agent entries/deep): the value nests lists and objects more than {MAX_DEPTH}"
+        "items[0] (agent_memory entries/deep): the value nests lists and objects more than "
+        f"{MAX_DEPTH}"
     )
 
 

@@ -110,10 +110,10 @@ def test_a_new_kind_is_exported_imported_and_deleted_with_the_user(
     assert diary == [("monday", "Walked Rex in the rain"), ("tuesday", "Tea with Bea")]
     document = archive.to_json()
     assert document["counts"] == {
-        "personal": 1,
+        "scoped_memory": 1,
         "profile": 0,
-        "agent": 0,
-        "bounded": 0,
+        "agent_memory": 0,
+        "bounded_memory": 0,
         "diary": 2,
         "settings": 0,
     }
@@ -158,7 +158,7 @@ def test_forget_everywhere_finds_and_forgets_in_a_new_kind(
 def test_an_import_refuses_a_bad_item_of_a_new_kind(registry: None, backend: Backend) -> None:
     document = {
         "format": "memory_plugin.export",
-        "schema_version": 1,
+        "schema_version": 2,
         "user_id": "ann",
         "org_id": None,
         "workspaces": [],

@@ -181,7 +181,7 @@ def forgotten_everywhere(store: Any, model: Scripted) -> Scenario:
     yield Turn("hello")
     forgetter = Forgetter.over(store, SETTINGS)
     preview = yield forgetter.preview_plan(Owner("ann", "o1"), SECRET)
-    assert {place.kind for place in preview.places} >= {"note", "document", "bounded"}
+    assert {place.kind for place in preview.places} >= {"note", "document", "bounded_memory"}
     yield forgetter.apply_plan(preview)
     yield Turn("and again")
     shown_then_gone(model)

@@ -19,6 +19,7 @@ from memory_plugin.agent.entries import (
     forget_plan,
     to_entry,
 )
+from memory_plugin.agent.naming import NAME
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.holdings import (
     Held,
@@ -39,7 +40,6 @@ from memory_plugin.plans import Plan, all_items_plan
 from memory_plugin.scope import agent_scope
 from memory_plugin.scope.context import MemoryContext
 
-AGENT = "agent"
 PAGE = 100
 SHARED_ENTRY = "only a platform admin may change the agent's shared or read-only entries"
 SCOPES = {"agent_private": "private agent memory", "agent_shared": "shared agent memory"}
@@ -87,12 +87,13 @@ def _render(workspace: str | None, agent: str | None, items: list[Held]) -> list
 
 
 HOLDING = Holding(
-    AGENT,
+    NAME,
     under_agent,
     (Shelf((ENTRIES,), _entry, indexing="semantic"),),
     agent_spots,
     _render,
     agent=True,
+    v1_kind="agent",
 )
 """Each agent's entries private to the owner."""
 
@@ -114,7 +115,7 @@ def places_plan(owner: Owner, needle: str, pattern: re.Pattern[str]) -> Plan[lis
                 where = "agent_private" if private else "agent_shared"
                 places.append(
                     place(
-                        "agent",
+                        NAME,
                         where,
                         entry.content,
                         "words",

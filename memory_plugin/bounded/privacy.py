@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from pydantic import StrictStr
 
 from memory_plugin.bounded.entries import TARGETS, TargetView
+from memory_plugin.bounded.naming import NAME
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.holdings import (
     Held,
@@ -54,12 +55,13 @@ def _render(workspace: str | None, agent: str | None, items: list[Held]) -> list
 
 
 HOLDING = Holding(
-    BOUNDED,
+    NAME,
     under_agent,
     (Shelf((BOUNDED,), _bounded),),
     agent_spots,
     _render,
     agent=True,
+    v1_kind=BOUNDED,
 )
 """Each agent's bounded targets for the owner."""
 
@@ -97,8 +99,8 @@ def places_plan(bounded: Bounded, owner: Owner, pattern: re.Pattern[str]) -> Pla
                 if pattern.search(entry):
                     places.append(
                         place(
-                            BOUNDED,
-                            BOUNDED,
+                            NAME,
+                            NAME,
                             entry,
                             "words",
                             scope="bounded memory",

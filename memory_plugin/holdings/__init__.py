@@ -109,12 +109,13 @@ class Shelf:
 
 @dataclass(frozen=True)
 class Holding:
-    """One kind of item an owner holds (an export item's `kind`): its namespace `root` for an
-    owner, workspace and agent; its `shelves`; the `spots` (workspace, agent) where the owner
-    holds some (given the workspaces asked for; None: every one); whether its items lie in a
-    `workspace` or under an `agent`; its heading and lines in the readable export (`render`);
-    and `refused`: why, given what the owner holds here, an item of it missing here is not
-    imported (or None)."""
+    """One kind of item an owner holds (an export item's `kind`: its kind's name): its namespace
+    `root` for an owner, workspace and agent; its `shelves`; the `spots` (workspace, agent) where
+    the owner holds some (given the workspaces asked for; None: every one); whether its items lie in
+    a `workspace` or under an `agent`; its heading and lines in the readable export (`render`);
+    `refused`: why, given what the owner holds here, an item of it missing here is not imported (or
+    None); and `v1_kind`: its items' `kind` in a schema_version 1 export, when that was another
+    word."""
 
     kind: str
     root: Callable[[Owner, str | None, str | None], tuple[str, ...]]
@@ -124,6 +125,7 @@ class Holding:
     workspace: bool = False
     agent: bool = False
     refused: Callable[[Sequence[Held]], str | None] | None = None
+    v1_kind: str | None = None
 
     def shelf(self, path: tuple[str, ...]) -> Shelf | None:
         """The shelf at `path`, if the holding has one there."""

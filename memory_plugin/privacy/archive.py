@@ -1,11 +1,12 @@
 """Export one user's memory as one JSON document, and import such a document into a store.
 
-The document (schema_version 1, documented in docs/privacy.md) lists every item of the
-user's memory (memory_plugin.privacy.inventory) with its kind, workspace or agent, its
-namespace below the kind's root (`path`), key and value, values as stored: a document's
-versions, notes with their provenance, tombstones and consolidation marks, the profile and
-its change log, entries, the settings layer. Items are sorted and keys too, and the store's
-own timestamps are left out, so the same memory always exports byte-identical JSON.
+The document (schema_version 2, documented in docs/privacy.md) lists every item of the user's memory
+(memory_plugin.privacy.inventory) with its kind (the name of the kind keeping it), workspace or
+agent, its namespace below the kind's root (`path`), key and value, values as stored: a document's
+versions, notes with their provenance, tombstones and consolidation marks, the profile and its
+change log, entries, the settings layer. Items are sorted and keys too, and the store's own
+timestamps are left out, so the same memory always exports byte-identical JSON. A schema_version 1
+document, whose kinds were other words (each holding's `v1_kind`), imports too.
 
 An import checks the whole document first (JSON, format and schema version, every item's
 shape and its value against its kind's schema (memory_plugin.privacy.values), every text
@@ -48,7 +49,8 @@ from memory_plugin.privacy.values import MAX_DEPTH, problem
 from memory_plugin.safety import screen
 from memory_plugin.scope.namespaces import check_id
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READS = (1, SCHEMA_VERSION)
 FORMAT = "memory_plugin.export"
 ITEM_FIELDS = ("kind", "workspace", "agent", "path", "key", "value")
 BATCH = 100
@@ -67,7 +69,7 @@ class Archive:
     items: tuple[Held, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The export document (schema_version 1)."""
+        """The export document (schema_version 2)."""
         return {
             "format": FORMAT,
             "schema_version": SCHEMA_VERSION,
@@ -144,11 +146,18 @@ def _kinds(where: str) -> str:
     return " and ".join(h.kind for h in holdings() if getattr(h, where))
 
 
-def _item(raw: Any, n: int) -> Held:
+def _v1_kinds() -> dict[str, str]:
+    """Each kind's name by its word in a schema_version 1 export, where that was another."""
+    return {h.v1_kind: h.kind for h in holdings() if h.v1_kind is not None}
+
+
+def _item(raw: Any, n: int, renamed: Mapping[str, str]) -> Held:
     where = f"items[{n}]"
     if not isinstance(raw, dict) or set(raw) != set(ITEM_FIELDS):
         raise _fail(where, f"an item is an object with exactly the fields {', '.join(ITEM_FIELDS)}")
     kind = raw["kind"]
+    if isinstance(kind, str):
+        kind = renamed.get(kind, kind)
     holding = holding_of(kind) if isinstance(kind, str) else None
     if holding is None:
         raise _fail(where, f"unknown kind {kind!r}; one of {', '.join(kind_order())}")
@@ -162,7 +171,7 @@ def _item(raw: Any, n: int) -> Held:
     texts = isinstance(path, list) and all(isinstance(label, str) for label in path)
     shelf = holding.shelf(tuple(path)) if texts else None
     if shelf is None or shelf.derived:
-        raise _fail(where, f"{kind} memory holds no items at path {path!r}")
+        raise _fail(where, f"{kind} holds no items at path {path!r}")
     key, value = raw["key"], raw["value"]
     if not isinstance(key, str) or not key or "\x00" in key:
         raise _fail(where, "the key must be a non-empty string")
@@ -209,10 +218,10 @@ def parse(text: str | bytes) -> Archive:
             f"the file is not a memory export (its format is not {FORMAT!r}); nothing was imported"
         )
     version = document.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READS or isinstance(version, bool):
         raise ArchiveError(
             f"unknown schema_version {version!r}: this memory_plugin reads schema_version "
-            f"{SCHEMA_VERSION}; nothing was imported"
+            f"{' and '.join(map(str, READS))}; nothing was imported"
         )
     user = _optional_id(document.get("user_id"), "user_id", "user_id")
     if user is None:
@@ -226,7 +235,8 @@ def parse(text: str | bytes) -> Archive:
     raw_items = document.get("items")
     if not isinstance(raw_items, list):
         raise _fail("items", "a list of items is expected")
-    items = [_item(raw, n) for n, raw in enumerate(raw_items)]
+    renamed = _v1_kinds() if version == 1 else {}
+    items = [_item(raw, n, renamed) for n, raw in enumerate(raw_items)]
     seen: set[tuple[Any, ...]] = set()
     for n, held in enumerate(items):
         root = _shelf(held)[0].root

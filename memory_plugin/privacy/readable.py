@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memory_plugin.privacy.archive import Archive
+from memory_plugin.privacy.archive import SCHEMA_VERSION, Archive
 from memory_plugin.privacy.inventory import Held, holding_of
 
 
@@ -21,7 +21,10 @@ def to_markdown(archive: Archive) -> str:
     """The archive as Markdown (same archive, same text)."""
     owner = archive.owner
     lines = [f"# Memory of {owner.describe()}", ""]
-    lines += [f"Exported by memory_plugin (schema_version 1): {len(archive.items)} items.", ""]
+    lines += [
+        f"Exported by memory_plugin (schema_version {SCHEMA_VERSION}): {len(archive.items)} items.",
+        "",
+    ]
     if not archive.items:
         lines += ["Nothing is stored.", ""]
     for (kind, workspace, agent), items in _groups(archive.items).items():

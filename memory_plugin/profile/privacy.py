@@ -33,6 +33,7 @@ from memory_plugin.profile.cursor import CURSORS
 from memory_plugin.profile.cursor import from_item as to_cursor
 from memory_plugin.profile.document import SECTIONS, Profile, ProfileFormatError, parse
 from memory_plugin.profile.log import CHANGES
+from memory_plugin.profile.naming import NAME
 from memory_plugin.profile.stored import KEY
 from memory_plugin.provenance import Provenance, provenance_of
 from memory_plugin.scope.context import MemoryContext
@@ -130,7 +131,7 @@ def _refused(present: Sequence[Held]) -> str | None:
     layer = next((h.value for h in present if h.kind == "settings"), {})
     values = layer.get("values")
     off = isinstance(values, dict) and values.get("profile_user") is False
-    held = any(h.kind == PROFILE and h.path == () for h in present)
+    held = any(h.kind == NAME and h.path == () for h in present)
     return OPTED_OUT if off and not held else None
 
 
@@ -154,7 +155,7 @@ def _render(workspace: str | None, agent: str | None, items: list[Held]) -> list
 
 
 HOLDING = Holding(
-    PROFILE,
+    NAME,
     profile_root,
     (
         Shelf((), _profile, _texts),
@@ -249,7 +250,7 @@ def places_plan(
                 )
                 places.append(
                     place(
-                        "profile",
+                        NAME,
                         PROFILE,
                         bullet,
                         "words",
@@ -284,7 +285,7 @@ def forget_plan(
 ) -> Plan[list[Outcome]]:
     """Remove the bullets through the profile's compare-and-swap write and change log, then
     make every text of the change log holding the text FORGOTTEN."""
-    bullets = [each for each in places if each.kind == "profile"]
+    bullets = [each for each in places if each.kind == NAME]
     log = [each for each in places if each.kind == "changes"]
     outcomes: list[Outcome] = []
     if bullets:

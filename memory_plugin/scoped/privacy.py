@@ -1,6 +1,6 @@
 """What scoped memory keeps of a user (memory_plugin.holdings): their personal notes and document
 (with its saved versions), outside workspaces and in each workspace, as the export's
-"personal" items; how an import checks them; how the readable export shows them."""
+scoped_memory items; how an import checks them; how the readable export shows them."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from memory_plugin.holdings.values import Day, Instant, Origin, Position, Stored
 from memory_plugin.plans import Plan
 from memory_plugin.scope.namespaces import ROOT, encode_id
 from memory_plugin.scoped.documents import CURRENT, DOCUMENT, HISTORY, history_key, to_document
+from memory_plugin.scoped.naming import NAME
 from memory_plugin.scoped.notes import NOTE_INDEX, NOTES, to_note
 
 PERSONAL = "personal"
@@ -121,7 +122,7 @@ def _render(workspace: str | None, agent: str | None, items: list[Held]) -> list
 
 
 HOLDING = Holding(
-    PERSONAL,
+    NAME,
     personal_root,
     (
         Shelf((DOCUMENT,), lambda key, value: _document(key, value, True)),
@@ -132,5 +133,6 @@ HOLDING = Holding(
     _spots,
     _render,
     workspace=True,
+    v1_kind=PERSONAL,
 )
 """The owner's personal memory, outside workspaces and in each workspace."""

@@ -5,8 +5,6 @@
 import { api, apiBlob, seg } from "./api.js";
 import { alertBox, busy, confirmDialog, failure, h, replace, toast } from "./ui.js";
 
-const KINDS = ["personal", "profile", "agent", "bounded", "settings"];
-
 // Your workspaces: an export holds your personal memory inside each of them too.
 const workspaces = (me) => me.scopes.filter((s) => s.kind === "personal" && s.workspace).map((s) => s.workspace);
 
@@ -19,7 +17,7 @@ function save(blob, name) {
 }
 
 function counts(numbers) {
-  return KINDS.map((kind) => `${numbers[kind] ?? 0} ${kind}`).join(", ");
+  return Object.entries(numbers).map(([kind, n]) => `${n} ${kind}`).join(", ");
 }
 
 export function renderData(main, me) {
@@ -91,7 +89,7 @@ function importCard() {
 }
 
 function importReport(report) {
-  const total = KINDS.reduce((sum, kind) => sum + (report.imported[kind] ?? 0), 0);
+  const total = Object.values(report.imported).reduce((sum, n) => sum + n, 0);
   return h("div", { class: "import-report" },
     alertBox(`Imported ${total} items for ${report.user_id}: ${counts(report.imported)}.`, "ok"),
     h("p", {}, report.skipped.length ? `Skipped ${report.skipped.length}:` : "Skipped none."),
