@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from pydantic import StrictStr
 
+from memory_plugin.bounded import toolkit
 from memory_plugin.bounded.entries import TARGETS, TargetView
 from memory_plugin.bounded.naming import NAME
 from memory_plugin.errors import MemoryPluginError
@@ -66,23 +67,14 @@ HOLDING = Holding(
 """Each agent's bounded targets for the owner."""
 
 
-class Bounded(Protocol):
-    """What forgetting asks of bounded memory."""
+class Bounded(toolkit.Bounded, Protocol):
+    """What forgetting asks of bounded memory: what its tool asks, and reading."""
 
     def settings_plan(self, ctx: MemoryContext, store: Any = None) -> Plan[MemorySettings]: ...
 
     def read_plan(
         self, ctx: MemoryContext, settings: MemorySettings
     ) -> Plan[dict[str, TargetView]]: ...
-
-    def apply_plan(
-        self,
-        ctx: MemoryContext,
-        action: str,
-        target: str,
-        content: str | None,
-        old_text: str | None,
-    ) -> Plan[str]: ...
 
 
 def places_plan(bounded: Bounded, owner: Owner, pattern: re.Pattern[str]) -> Plan[list[Place]]:
