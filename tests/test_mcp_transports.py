@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,8 +23,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
-from tests.browser import free_port
 from tests.conftest import url_for
+from tests.mcp_http import mcp_over_http
 
 pytestmark = pytest.mark.slow
 
@@ -88,26 +86,9 @@ async def test_stdio_keeps_memory_across_sessions_and_apart_per_user(url: str) -
 def http_server(url: str, tmp_path: Path) -> Iterator[str]:
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps(TOKENS))
-    port = free_port()
-    args = [*COMMAND, "--http", "--port", str(port), "--tokens", str(tokens), "--url", url]
-    log = tmp_path / "server.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(args, env=ENV, stdout=sink, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                httpx.get(base, timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the MCP server did not start"
-                time.sleep(0.2)
+    command = [*COMMAND, "--http", "--tokens", str(tokens), "--url", url]
+    with mcp_over_http(command, tmp_path / "server.log", ENV) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @asynccontextmanager

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,8 +28,8 @@ from memory_plugin.scope.doors import token_context
 from memory_plugin.scope.identity import AUTH_USER, AUTH_USER_ID
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server.access import Caller
-from tests.browser import free_port
 from tests.conftest import url_for
+from tests.mcp_http import mcp_over_http
 
 ROOT = Path(__file__).parent.parent
 COMMAND = [sys.executable, "-m", "memory_plugin.cli"]
@@ -175,26 +174,10 @@ TOKENS = {"ann-token": {"identity": "ann", "workspaces": ["acme"]}}
 def http_server(url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps(TOKENS))
-    port = free_port()
-    args = [*COMMAND, "mcp", "--http", "--port", str(port), "--tokens", str(tokens)]
     log = tmp_path / "server.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen([*args, "--url", url], stdout=sink, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                httpx.get(base, timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the MCP server did not start"
-                time.sleep(0.2)
+    command = [*COMMAND, "mcp", "--http", "--tokens", str(tokens), "--url", url]
+    with mcp_over_http(command, log) as base:
         yield base, log
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @asynccontextmanager
