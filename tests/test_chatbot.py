@@ -119,7 +119,9 @@ def test_a_reloaded_thread_shows_every_divider_and_the_turns_before_them(tmp_pat
         "(divider)",
         f"you> {said[3]}",
     ]
-    assert history[0].startswith("No model configured") and history[2].startswith("assistant> ")
+    assert history[0].startswith("No model configured")
+    assert history[1] == "Chatting as ann in no workspace (personal), agent default, thread main."
+    assert history[3].startswith("assistant> ")
 
 
 def test_a_divider_whose_message_is_unknown_goes_before_the_next_later_message() -> None:
