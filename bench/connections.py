@@ -349,6 +349,13 @@ def app_scenario(args: argparse.Namespace, sampler: Sampler) -> list[dict[str, A
     idle_for = start_at - time.time() - 0.3
     if idle_for > 0.5:
         hold(sampler, "app:idle", idle_for)
+    else:
+        opened = time.time() - (start_at - args.warmup)
+        print(
+            f"NOTE app:idle not measured: the {args.processes} processes took {opened:.1f} s to "
+            f"open their backends, past --warmup {args.warmup} (a loaded host? raise --warmup)",
+            flush=True,
+        )
     sampler.phase = "app:load"
     codes = [child.wait(timeout=1800) for child in children]
     sampler.phase = "app:done"

@@ -306,6 +306,9 @@ def _chat_options(parser: argparse.ArgumentParser) -> None:
         help="chat model, e.g. openai:gpt-4o-mini (default: $MEMORY_MODEL, else the offline model)",
     )
     parser.add_argument(
+        "--quiet", action="store_true", help="hide the lines that say what memory did"
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=60.0,

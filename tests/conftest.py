@@ -198,3 +198,16 @@ def child_pytest(test: str, ci: str, prelude: str) -> subprocess.CompletedProces
         text=True,
         timeout=120,
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Benchmarks leave the default run: a test marked `bench` runs when `-m` names bench or
+    its file is named on the command line (CI runs `pytest -m bench` as a step of its own)."""
+    if "bench" in (config.option.markexpr or ""):
+        return
+    named = {Path(arg.split("::")[0]).resolve() for arg in config.args}
+    left_out = [i for i in items if i.get_closest_marker("bench") and i.path not in named]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        kept = set(left_out)
+        items[:] = [item for item in items if item not in kept]

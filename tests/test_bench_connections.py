@@ -22,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 import connections
 
+pytestmark = pytest.mark.bench
+
 
 def results(stdout: str) -> dict[str, dict[str, Any]]:
     """The RESULT rows of a run, by phase."""
@@ -54,6 +56,9 @@ def test_app_and_nightly_connections_per_process(postgres_url: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert '"LANGGRAPH_POSTGRES_POOL_MAX_SIZE": 150' in done.stdout
     found = results(done.stdout)
+    assert {"app:idle", "app:load", "nightly:run"} <= set(found), (
+        f"phases measured: {sorted(found)}; the bench said: {done.stdout[-3000:]}"
+    )
     idle, load, nightly = found["app:idle"], found["app:load"], found["nightly:run"]
     assert (idle["processes"], idle["per_process_max"], idle["total_max"]) == (2, 1, 2)
     assert idle["per_process_typical"] == 1 and idle["states_max"] == {"idle": 2}

@@ -9,7 +9,7 @@ import pytest
 
 from tests.benches import run_bench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres", "pgbouncer"])

@@ -11,7 +11,7 @@ import pytest
 from memory_plugin import MemoryContext, ProfileMemory, ScopedMemory, connect
 from tests.benches import run_bench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 
 def test_session_measures_the_bytes_sent_and_stores_the_memory_it_scripts(

@@ -11,7 +11,7 @@ import pytest
 
 from tests.benches import run_bench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 
 def bench(script: str, *args: str, timeout: int = 120) -> str:

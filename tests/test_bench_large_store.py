@@ -8,7 +8,7 @@ import pytest
 
 from tests.benches import run_bench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 CELL = r"\d+\.\d / \d+\.\d"
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import load_test  # noqa: E402
 from load_worker import context_of  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

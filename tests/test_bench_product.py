@@ -11,7 +11,7 @@ import pytest
 
 from tests.benches import run_bench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 SIDES = {"ours", "ours-bounded", "langchain", "plain"}
 SCENARIOS = {"idle", "masking", "compaction"}

@@ -12,7 +12,7 @@ import pytest
 
 from tests.benches import run_bench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 WORDS = [
     "river",

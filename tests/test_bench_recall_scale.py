@@ -8,7 +8,7 @@ import pytest
 
 from tests.benches import run_bench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
 
 def test_recall_scale_runs_on_tiny_sizes() -> None:
