@@ -15,6 +15,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
+from pydantic import BaseModel, BeforeValidator, Field, create_model
 
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.plans import Plan, arun, run
@@ -132,10 +133,41 @@ def plan_tool(
 
 
 def args_schema(name: str, description: str, func: Callable[..., Any]) -> Any:
-    """The argument schema LangChain infers for a tool body, built once per body's code (each
-    graph makes its tools afresh, and a pydantic model costs milliseconds to create)."""
+    """The argument schema LangChain infers for a tool body, its optional arguments made
+    `null_means_default`, built once per body's code (each graph makes its tools afresh, and a
+    pydantic model costs milliseconds to create)."""
     key = (name, inspect.unwrap(func).__code__)
     if key not in _schemas:
         inferred = StructuredTool.from_function(func=func, name=name, description=description)
-        _schemas[key] = inferred.args_schema
+        schema = inferred.args_schema
+        assert isinstance(schema, type) and issubclass(schema, BaseModel)
+        _schemas[key] = null_means_default(schema)
     return _schemas[key]
+
+
+def null_means_default(model: type[BaseModel]) -> type[BaseModel]:
+    """`model` with each optional argument also taking null, which stands for its default, and
+    its JSON schema naming no `default`: strict function calling (OpenAI's and Anthropic's)
+    makes the model send every argument, null for one it leaves out, and takes no `default`
+    keyword (the tool's description says what a default is)."""
+    optional: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if field.is_required():
+            continue
+        default = field.get_default(call_default_factory=True)
+        kind: Any = field.annotation
+        described = Field(default_factory=functools.partial(_same, default))
+        described.description = field.description
+        described.metadata.append(BeforeValidator(functools.partial(_or_default, default)))
+        optional[name] = (kind | None, described)
+    if not optional:
+        return model
+    return create_model(model.__name__, __base__=model, __doc__=model.__doc__, **optional)
+
+
+def _or_default(default: Any, value: Any) -> Any:
+    return default if value is None else value
+
+
+def _same(value: Any) -> Any:
+    return value

@@ -27,10 +27,10 @@ from memory_plugin.tooling import plan_tool, tool_context
 
 STORE = (
     "Store one durable fact as an agent memory entry under a short `key` (storing a key again "
-    "replaces it). `category` groups entries (user_profile for facts about the user); "
-    "`visibility` is private (this user only) or shared (every user of this agent); "
-    "`importance` 0..1; `expires_in_days` for facts that go stale. Read-only entries cannot "
-    "be changed."
+    "replaces it). `category` groups entries (default general; user_profile for facts about "
+    "the user); `visibility` is private (this user only, the default) or shared (every user "
+    "of this agent); `importance` 0..1 (default 0.5); `expires_in_days` for facts that go "
+    "stale. Read-only entries cannot be changed."
 )
 RECALL = "Search agent memory entries; returns the best matches, k of them (default 8)."
 FORGET = "Forget the agent memory entry stored under `key` (read-only entries cannot be)."
