@@ -4,6 +4,7 @@ model's answers must pass."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,10 +12,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
-from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin import Backend, MemoryContext, connect, create_memory_graph
 from memory_plugin.background import wait_all
 from memory_plugin.context_management.prompts import flush_messages, summary_messages
 from memory_plugin.models.replies import checked_rewrite
+from memory_plugin.offline import local_embeddings
 from memory_plugin.offline.model import WINDOW, OfflineModel
 from memory_plugin.profile.budget import body
 from memory_plugin.profile.document import Profile
@@ -27,6 +29,7 @@ from memory_plugin.scoped.consolidation import aconsolidate, consolidate
 from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.prompts import compression_messages, consolidation_messages
 from memory_plugin.tokens import context_window
+from tests.embeddings import INDEX
 
 ANN = MemoryContext(user_id="ann", workspace_id="acme")
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -87,6 +90,62 @@ def test_a_fact_told_in_one_thread_is_recalled_in_a_new_one(backend: Backend) ->
     assert answer.startswith("From memory: Your dog is called Rex (noted ")
     answer, _ = say(graph, "What is the capital of France?", "second")
     assert "Rex" not in answer and "nothing about capital, france" in answer
+
+
+def test_a_question_in_other_words_is_answered_from_the_best_recalled_note(
+    backend_url: str,
+) -> None:
+    """No note holds "name" and "pet", but recall (ranking by meaning too) finds the dog: the
+    answer is that note, said to be recall's best match, not that memory has nothing."""
+    with connect(backend_url, index=INDEX) as backend:
+        graph = graph_on(backend)
+        say(graph, "I play chess on Sundays.", "first")
+        say(graph, "I have a dog named Rex.", "first")
+        answer, events = say(graph, "What is the name of my pet?", "second")
+    assert ("scoped_memory", "recalled") in events
+    best = r"the best match of the (1 note|2 notes) recall found is: You have a dog named Rex"
+    assert re.fullmatch(
+        rf"No note mentions name, pet word for word; {best} \(noted [\d-]+\)\.", answer
+    ), answer
+    assert "chess" not in answer
+
+
+@pytest.mark.extra("local")
+def test_with_local_embeddings_the_pet_question_is_answered_from_the_dog_note(
+    backend_url: str,
+) -> None:
+    """all-MiniLM ranks the dog above the note sharing the word "name" with the question."""
+    with connect(backend_url, index=local_embeddings.default_index()) as backend:
+        graph = graph_on(backend)
+        say(graph, "Hi, my name is Ann.", "first")
+        say(graph, "I have a dog named Rex.", "first")
+        answer, _ = say(graph, "What is the name of my pet?", "second")
+    assert re.fullmatch(
+        r"No note mentions name, pet word for word; the best match of the 2 notes recall found "
+        r"is: You have a dog named Rex \(noted [\d-]+\)\.",
+        answer,
+    ), answer
+
+
+def test_a_question_in_the_notes_words_is_answered_from_the_note(backend: Backend) -> None:
+    graph = graph_on(backend)
+    answer, _ = say(graph, "My pet is a dog named Rex", "first")
+    assert answer == "Noted: your pet is a dog named Rex."
+    answer, _ = say(graph, "What is the name of my pet?", "second")
+    assert answer.startswith("From memory: Your pet is a dog named Rex (noted "), answer
+
+
+def test_a_fact_in_a_note_and_in_the_profile_is_said_once(backend: Backend) -> None:
+    graph = graph_on(backend)
+    say(graph, "Hi, my name is Ann. Remember that I prefer short answers.", "t1")
+    profile = ProfileMemory(backend.store).read(ANN)
+    assert profile is not None and profile.bullets("Communication Preferences") == (
+        "Prefers short answers.",
+    )
+    answer, _ = say(graph, "What answers do I prefer?", "t1")
+    assert re.fullmatch(r"From memory: You prefer short answers \(noted [\d-]+\)\.", answer)
+    answer, _ = say(graph, "What is my name?", "t1")
+    assert re.fullmatch(r"From memory: Your name is Ann \(noted [\d-]+\)\.", answer)
 
 
 async def test_a_fact_is_recalled_in_a_new_thread_under_ainvoke(abackend: Backend) -> None:

@@ -3,13 +3,14 @@
 `OfflineModel` is a real LangChain chat model (`bind_tools`, invoke and ainvoke) that follows
 simple, deterministic rules, and says so. It uses the memory tools the way a model would:
 "remember that ...", "note that ..." and facts like "my dog is called Rex" call `remember`; a
-question calls `recall` with its key words and is answered from the notes found and the
-memory shown in its system prompt (the curated document, the recent notes, the user profile,
-the conversation summary); "what do you know about me" lists the profile and the notes;
-"fetch <url>" calls a bound fetch tool. It answers memory's own prompts (summaries, flush
-notes, profile consolidation, compression, nightly consolidation) too, see `offline_upkeep`.
-Its profile reports a small context window (8,000 tokens), so tool-output masking and
-compaction happen within a short chat.
+question calls `recall` with its key words and is answered from the notes found and the memory
+shown in its system prompt (the curated document, the recent notes, the user profile, the
+conversation summary), each fact once; when none of them holds all the question's words, from
+the best note recall found (recall ranks by meaning too), said to be that; "what do you know
+about me" lists the profile and the notes; "fetch <url>" calls a bound fetch tool. It answers
+memory's own prompts (summaries, flush notes, profile consolidation, compression, nightly
+consolidation) too, see `offline_upkeep`. Its profile reports a small context window (8,000
+tokens), so tool-output masking and compaction happen within a short chat.
 """
 
 from __future__ import annotations
@@ -41,13 +42,14 @@ from memory_plugin.offline.text import (
     key_words,
     overlap,
     question_of,
+    repeats,
     second_person,
     sentences,
     shortened,
     stated_facts,
 )
 from memory_plugin.offline.upkeep import said, upkeep_answer
-from memory_plugin.text import tokens
+from memory_plugin.text import search_terms
 
 WINDOW = 8_000
 LONG_TEXT = 1_500
@@ -229,26 +231,42 @@ def _candidates(turn: _Turn) -> list[str]:
     return found
 
 
+def _from_memory(scored: list[tuple[int, int, str]], score: int) -> str:
+    """The lines of `score` in the order given, each fact once."""
+    lines: list[str] = []
+    said_terms: set[str] = set()
+    for _, _, line in sorted((s for s in scored if s[0] == score), key=lambda s: s[1]):
+        if not repeats(line, said_terms):
+            lines.append(line)
+            said_terms |= set(search_terms(line))
+    return "From memory: " + " ".join(lines[:ANSWER_LINES])
+
+
 def _answer(turn: _Turn, question: str) -> str:
+    """The answer from the lines holding every word of the question; else from the best note
+    recall found (recall ranks by meaning too), said to be that; else from the lines holding
+    half the words; else that memory has nothing."""
     words = key_words(question)
     if not words:
         return "Could you ask that with a few more words? " + ABOUT
     scored = [(overlap(words, line), n, line) for n, line in enumerate(_candidates(turn))]
     best = max((score for score, _, _ in scored), default=0)
-    needed = max(1, (len(words) + 1) // 2)
-    if best < needed:
+    if best == len(words):
+        return _from_memory(scored, best)
+    asked = ", ".join(words)
+    recalled = [line for text in turn.result("recall") for line in _notes(text)]
+    if recalled:
+        found = f"{len(recalled)} notes" if len(recalled) > 1 else "1 note"
         return (
-            f"I have nothing about {', '.join(words)} in memory. I'm the offline model, so I "
-            "only know what you told me."
+            f"No note mentions {asked} word for word; the best match of the {found} recall "
+            f"found is: {recalled[0]}"
         )
-    lines: list[str] = []
-    said_words: set[str] = set()
-    for _, _, line in sorted((s for s in scored if s[0] == best), key=lambda s: s[1]):
-        words_in = set(tokens(line))
-        if not words_in <= said_words:
-            lines.append(line)
-            said_words |= words_in
-    return "From memory: " + " ".join(lines[:ANSWER_LINES])
+    if best >= max(1, (len(words) + 1) // 2):
+        return _from_memory(scored, best)
+    return (
+        f"I have nothing about {asked} in memory. I'm the offline model, so I only know what "
+        "you told me."
+    )
 
 
 def _reply(turn: _Turn) -> str:

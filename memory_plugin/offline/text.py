@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from memory_plugin.text import tokens
+from memory_plugin.text import search_terms, tokens
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _LEAD = r"^(?:(?:hi|hey|hello|ok|okay|so|and|also|btw|by the way|please|pls|oh)\b[\s,!.]*)*"
@@ -129,10 +129,10 @@ _TO_THIRD = [
     (r"\bI'd\b", "the user would"),
     (r"\bI (?:don't|do not)\b", "the user does not"),
     (rf"\bI ({_MODALS})\b", r"the user \1"),
-    (r"\bmy\b", "the user's"),
-    (r"\bmine\b", "the user's"),
-    (r"\bmyself\b", "themselves"),
-    (r"\bme\b", "the user"),
+    (r"(?i:\bmy\b)", "the user's"),
+    (r"(?i:\bmine\b)", "the user's"),
+    (r"(?i:\bmyself\b)", "themselves"),
+    (r"(?i:\bme\b)", "the user"),
 ]
 _TO_SECOND = [
     (r"\bthe user's\b", "your"),
@@ -221,17 +221,14 @@ def stated_facts(text: str) -> list[str]:
 def as_told(sentence: str) -> str:
     """What the user said, repeated back to them ("remember that my dog ..." -> "Your dog ...")."""
     found = _REMEMBER.match(sentence)
-    return second_person(third_person(found.group("fact") if found else sentence))
+    told = found.group("fact") if found else re.sub(_LEAD, "", sentence, flags=re.I)
+    return second_person(third_person(told))
 
 
 def question_of(text: str) -> str:
     """The message's last question, or ""."""
     asked = [s for s in sentences(text) if is_question(s) and not _REMEMBER.match(s)]
     return asked[-1] if asked else ""
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def key_words(text: str) -> list[str]:
@@ -244,9 +241,16 @@ def key_words(text: str) -> list[str]:
 
 
 def overlap(words: list[str], line: str) -> int:
-    """How many of `words` (stemmed) the line contains."""
-    present = {_stem(w) for w in tokens(line)}
-    return sum(1 for w in words if _stem(w) in present)
+    """How many of `words` the line contains, each word matched by its stem ("named" has
+    "name")."""
+    present = {*search_terms(line), *tokens(line)}
+    return sum(1 for w in words if present.intersection(search_terms(w) or [w]))
+
+
+def repeats(line: str, said: set[str]) -> bool:
+    """Whether every word of the line that carries meaning is among the stems `said` (a
+    profile bullet "Prefers short answers." after the note "You prefer short answers.")."""
+    return set(search_terms(line)) <= said
 
 
 def shortened(text: str, limit: int) -> str:
