@@ -29,6 +29,8 @@ from memory_plugin.server import create_app
 from tests.console_seed import SETTINGS, TOKENS, Seeded, seed_api, seed_library
 from tests.pgembed import embedded_postgres_url
 
+pytest_plugins = ["tests.processes"]
+
 BACKENDS = ["memory", "sqlite", "postgres"]
 REQUIRED_EXTRAS = set(os.environ.get("MEMORY_TEST_EXTRAS", "").split())
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

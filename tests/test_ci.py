@@ -32,6 +32,7 @@ def ci_commands() -> list[str]:
     return [part.strip() for part in out.stdout.split("---") if part.strip()]
 
 
+@pytest.mark.slow
 def test_ci_runs_the_readmes_test_command_as_written() -> None:
     blocks = [block.strip() for block in BASH.findall((ROOT / "README.md").read_text())]
     chat, tests = blocks[0], blocks[1]
@@ -96,6 +97,7 @@ FAST_LOOP = '.venv/bin/pytest -m "not slow"'
 ELAPSED = re.compile(r"assert\b.*\b(monotonic|perf_counter|time)\(\) - ")
 
 
+@pytest.mark.slow
 def test_the_contributing_section_names_the_fast_loop() -> None:
     contributing = (ROOT / "README.md").read_text().split("## Contributing", 1)[1]
     assert f"`{FAST_LOOP}`" in " ".join(contributing.split())
@@ -113,26 +115,65 @@ def test_no_test_asserts_on_elapsed_time() -> None:
     assert found == []
 
 
-@pytest.mark.slow
-def test_the_fast_loop_keeps_all_three_backends_and_leaves_out_processes() -> None:
-    command = [*shlex.split(FAST_LOOP)[1:], "--collect-only", "-q", "-p", "no:cacheprovider"]
+def collected(*options: str) -> list[str]:
+    """The test ids pytest collects with `options`."""
+    command = [sys.executable, "-m", "pytest", *options, "--collect-only", "-q"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", *command], cwd=ROOT, capture_output=True, text=True
+        [*command, "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    fast = [line for line in done.stdout.splitlines() if "::" in line]
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+@pytest.mark.slow
+def test_the_fast_loop_keeps_all_three_backends() -> None:
+    fast = collected(*shlex.split(FAST_LOOP)[1:])
     for backend in ("memory", "sqlite", "postgres"):
         on_it = [test for test in fast if re.search(rf"\[(.*-)?{backend}(-.*)?\]$", test)]
         assert len(on_it) > 500, f"the fast loop runs {len(on_it)} tests on {backend}"
-    processes = [
-        "tests/test_cli.py::",
-        "tests/test_cli_serve.py::",
-        "tests/test_console_browser.py::",
-        "tests/test_server_auth.py::",
-        "tests/test_server_default_deny.py::",
-        "tests/test_install_lines.py::test_install_line_works_as_written",
-        "tests/test_docs.py::test_code_block_runs_as_pasted",
-        "tests/test_chatbot.py::test_interactive_chat_commands_and_a_resumed_thread",
-        "tests/test_langgraph_server_deploy.py::test_two_servers_share_one_memory_database",
-    ]
-    assert [test for test in fast if test.startswith(tuple(processes))] == []
+
+
+@pytest.mark.slow
+def test_benchmarks_leave_the_default_run_and_ci_runs_them_as_a_step() -> None:
+    default, benches = collected(), collected("-m", "bench")
+    assert benches, "no test is marked bench"
+    assert all(test.startswith("tests/test_bench_") for test in benches)
+    assert not set(benches) & set(default)
+    assert collected("tests/test_bench_ops_plan.py") != [], "a bench file named still runs"
+    steps = (ROOT / ".ci" / "run").read_text()
+    assert "step .venv/bin/pytest -m bench" in steps
+
+
+SAMPLE = """
+import subprocess, sys, pytest
+
+def test_unmarked():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+@pytest.mark.slow
+def test_marked():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+@pytest.fixture(scope="module")
+def server():
+    return subprocess.Popen([sys.executable, "-c", "pass"]).wait()
+
+def test_shared_fixture_process(server):
+    assert server == 0
+"""
+
+
+@pytest.mark.slow
+def test_a_test_starting_a_process_unmarked_fails_naming_the_command(tmp_path: Path) -> None:
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    options = ["-p", "tests.processes", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *options, "-q", "-rf", str(tmp_path / "test_sample.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 2 passed" in done.stdout, done.stdout
+    assert "test_unmarked started 1 process(es) but is not marked slow" in done.stdout
+    assert "-c pass" in done.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +212,7 @@ def test_consolidation_graph_invoke_and_ainvoke(backend_url: str, tmp_path: Path
     from memory_plugin import aconnect, connect
 
     with connect(backend_url) as backend:
-        seed(backend, Clock())
+        seed(backend, Clock(datetime.now(UTC)))  # the graph folds by the wall clock
         out = build_consolidation_graph(merging_model(), store=backend.store).invoke({})
         assert out["folded"] == 3 and out["failed"] == 0
         assert out["summary"].startswith("Folded 3 notes into 1 of 1 scopes")
@@ -219,7 +220,7 @@ def test_consolidation_graph_invoke_and_ainvoke(backend_url: str, tmp_path: Path
     if backend_url.startswith("memory"):
         return
     with connect(backend_url) as backend:
-        seed(backend, Clock(), ANN_TEAM)
+        seed(backend, Clock(datetime.now(UTC)), ANN_TEAM)
 
     async def async_run() -> dict[str, Any]:
         async with await aconnect(backend_url) as backend:

@@ -304,6 +304,7 @@ def test_only_operators_studio_and_unauthenticated_runs_consolidate(
         check({"identity": "ops"})
 
 
+@pytest.mark.slow
 def test_dockerfile_for_the_production_server(tmp_path: Path) -> None:
     require_tools()
     dockerfile = tmp_path / "Dockerfile"

@@ -75,6 +75,7 @@ def test_no_folder_holds_a_module_beside_its_plural() -> None:
         assert not twins, f"{folder.relative_to(ROOT.parent)}: {twins} beside their plurals"
 
 
+@pytest.mark.slow
 def test_importing_the_library_loads_no_offline_module() -> None:
     code = (
         "import sys, memory_plugin, memory_plugin.langgraph_server, memory_plugin.cli;"
@@ -87,6 +88,7 @@ def test_importing_the_library_loads_no_offline_module() -> None:
     assert out.stdout.strip() == "memory_plugin.offline.model"
 
 
+@pytest.mark.slow
 def test_the_privacy_commands_need_no_server_extra(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'memory.db'}"
     code = f"""

@@ -142,6 +142,7 @@ def _pgbouncer_test(ci: str) -> subprocess.CompletedProcess[str]:
     return child_pytest(test, ci, "import shutil; shutil.which = lambda *args, **kwargs: None")
 
 
+@pytest.mark.slow
 def test_missing_pgbouncer_fails_in_ci_and_skips_elsewhere() -> None:
     in_ci = _pgbouncer_test("true")
     assert in_ci.returncode != 0
