@@ -7,7 +7,8 @@ as server-sent events, tool-call deltas included, the way OpenAI sends them. Eve
 is recorded. With the script used up, `fallback(request)` answers (by default a 500 naming the
 unscripted request).
 A request OpenAI would refuse (a tool message that answers no call, a tool call left without
-its answer, a malformed tool schema) gets OpenAI's 400 instead of a reply.
+its answer, a malformed tool schema, a strict one breaking tests/provider_rules.py) gets
+OpenAI's 400 instead of a reply.
 The server stops on `close()` (or leaving the `with` block), and by itself after `lifetime`
 seconds.
 """
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
+
+from tests.provider_rules import openai_strict_problems
 
 API_KEY = "sk-test-not-a-real-key"
 
@@ -276,6 +279,9 @@ def invalid(request: Request) -> str:
             return f"Invalid 'tools': {json.dumps(tool)[:120]}"
         if (function.get("parameters") or {"type": "object"}).get("type") != "object":
             return f"Invalid schema for function '{function['name']}': type must be 'object'."
+        problems = openai_strict_problems([tool]) if function.get("strict") else []
+        if problems:
+            return f"Invalid schema for function '{function['name']}': {problems[0]}"
     open_calls: list[str] = []
     for n, message in enumerate(request.messages):
         role = message.get("role")

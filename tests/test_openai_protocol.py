@@ -27,8 +27,10 @@ from openai import APIConnectionError, APITimeoutError, InternalServerError, Rat
 from pydantic import SecretStr
 
 from memory_plugin import Backend, MemoryContext, connect, create_memory_graph
+from memory_plugin.agent import AgentMemory
 from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
 from memory_plugin.scoped import ScopedMemory
+from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import ENCODING_LOAD_SECONDS, counter_for
 from tests.conftest import url_for
 from tests.openai_server import (
@@ -44,6 +46,7 @@ from tests.openai_server import (
     text,
     unreachable_url,
 )
+from tests.provider_rules import openai_strict_problems
 
 ANN = MemoryContext(user_id="ann", workspace_id="acme")
 CHAT_TIMEOUT = 120
@@ -244,6 +247,40 @@ def test_a_stream_closed_before_its_end_is_not_kept_as_the_answer(
     )
     with pytest.raises(Exception):  # noqa: B017
         graph.invoke({"messages": [HumanMessage("Hello")]}, config("t1"), context=ANN)
+
+
+@pytest.mark.slow
+def test_strict_tools_through_chatopenai_take_nulls_for_defaults(
+    backend: Backend, server: OpenAIServer
+) -> None:
+    """Bound strict (`tool_binding`), every tool the request carries passes OpenAI's strict
+    rules (tests/provider_rules.py), and a call sending null for every optional argument (as
+    strict decoding does) stores the defaults."""
+    helper = MemoryContext(user_id="ann", workspace_id="acme", agent_id="helper")
+    nulls = dict.fromkeys(("category", "visibility", "importance", "expires_in_days"))
+    server.script(
+        call("memory_store", key="freeze", content=FACT, **nulls), text("Stored."), text("NOOP")
+    )
+    graph = create_memory_graph(
+        openai_model(server, streaming=False),
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        settings=MemorySettings(agent_memory=True, bounded_memory=True),
+        tool_binding={"strict": True},
+    )
+    out = graph.invoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=helper)
+    assert out["messages"][-1].text == "Stored."
+    assert wait_for_profiles()
+    assert server.refused == [] and server.unanswered == []
+    first, second = server.completions[:2]
+    tools = first.body["tools"]
+    assert {"remember", "memory_store", "memory"} <= set(first.tool_names)
+    assert all(tool["function"]["strict"] is True for tool in tools)
+    assert openai_strict_problems(tools) == []
+    assert second.messages[-1]["content"] == "Stored entry 'freeze' (private)."
+    (entry,) = AgentMemory(backend.store).entries(helper)
+    assert (entry.key, entry.content, entry.expires_at) == ("freeze", FACT, None)
+    assert (entry.category, entry.visibility, entry.importance) == ("general", "private", 0.5)
 
 
 def test_an_unreachable_server_is_a_connection_error(backend: Backend) -> None:

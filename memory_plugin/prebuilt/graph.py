@@ -12,7 +12,7 @@ context again before asking the model (see memory_plugin/prebuilt/agent_step.py)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -48,6 +48,7 @@ def create_memory_graph(
     maintenance_model: BaseChatModel | None = None,
     screen: Check | None = None,
     name: str = "memory_agent",
+    tool_binding: Mapping[str, Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A compiled agent graph with every enabled memory kind wired in.
 
@@ -63,8 +64,9 @@ def create_memory_graph(
     the profile and compresses documents. `screen(text, visibility)` is an extra safety check
     every memory write of this graph runs after the built-in rules (a reason string refuses
     the write, None passes it; see docs/safety.md), before the judge the `screen_judge`
-    setting turns on. Without `store`/`checkpointer` (LangGraph Server)
-    the server's are used.
+    setting turns on. `tool_binding`: keyword arguments the model's `bind_tools` gets each
+    turn (`{"strict": True}`: OpenAI's or Anthropic's strict function calling). Without
+    `store`/`checkpointer` (LangGraph Server) the server's are used.
     """
     services = build_services(
         model,
@@ -76,7 +78,7 @@ def create_memory_graph(
         screen=screen,
     )
     all_tools = [*tools, *services.tools]
-    step = AgentStep(services, TurnTools(model, list(tools), services))
+    step = AgentStep(services, TurnTools(model, list(tools), services, dict(tool_binding or {})))
 
     def after_agent(state: MemoryState) -> str:
         last = state["messages"][-1]

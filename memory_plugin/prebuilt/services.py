@@ -196,12 +196,13 @@ class MemoryServices:
 
 @dataclass
 class TurnTools:
-    """The agent's model with the app's tools and this turn's memory tools bound; one binding
-    per set of tools, reused."""
+    """The agent's model with the app's tools and this turn's memory tools bound (with the
+    `binding` keyword arguments of its bind_tools); one binding per set of tools, reused."""
 
     model: BaseChatModel
     app_tools: Sequence[Any]
     services: MemoryServices
+    binding: Mapping[str, Any] = field(default_factory=dict)
     _bound: dict[tuple[str, ...], BoundModel] = field(default_factory=dict, repr=False)
 
     def __call__(self, state: Any) -> BoundModel:
@@ -212,7 +213,7 @@ class TurnTools:
         found = self._bound.get(key)
         if found is None:
             tools = [*self.app_tools, *memory]
-            found = self.model.bind_tools(tools) if tools else self.model
+            found = self.model.bind_tools(tools, **self.binding) if tools else self.model
             self._bound[key] = found
         return found
 
