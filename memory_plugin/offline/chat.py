@@ -34,6 +34,7 @@ from memory_plugin.context_management.masking import is_masked
 from memory_plugin.context_management.nodes import summarize_now
 from memory_plugin.models import MODEL_ENV, resolve_model
 from memory_plugin.offline.cancellable import cancellable, ctrl_c_cancels
+from memory_plugin.offline.console import Console
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.offline.local_embeddings import LocalEmbeddings, default_index
 from memory_plugin.plans import run
@@ -64,7 +65,10 @@ PROBLEMS = {
     "RateLimitError": "the model's rate limit was hit",
     "AuthenticationError": "the model refused the API key",
     "KeyboardInterrupt": "interrupted",
+    "ConnectError": "the model could not be reached",
+    "TimeoutException": "the model timed out",
 }
+UNREACHED = frozenset({"APIConnectionError", "ConnectError", "TimeoutException"})
 
 
 @tool
@@ -85,8 +89,11 @@ class Chat:
         thread: str,
         out: TextIO,
         screen: Check | None = None,
+        *,
+        quiet: bool = False,
     ) -> None:
         self.backend, self.ctx, self.out = backend, ctx, out
+        self.console = Console(out, quiet=quiet)
         self.cancel = threading.Event()
         self.graph = create_memory_graph(
             cancellable(model, self.cancel),
@@ -104,7 +111,7 @@ class Chat:
 
     def say(self, text: str) -> None:
         """Print one line."""
-        print(text, file=self.out, flush=True)
+        self.console.say(text)
 
     def state(self) -> dict[str, Any]:
         """The thread's current values."""
@@ -155,13 +162,13 @@ class Chat:
         for mode, chunk in cast(Iterator[tuple[str, Any]], stream):
             if mode == "custom" and chunk["action"] not in ACTIONS:
                 kind, action = (chunk[key].replace("_", " ") for key in ("kind", "action"))
-                self.say(f"  · {kind} {action}{_details(chunk)}")
+                self.console.event(f"  · {kind} {action}{_details(chunk)}")
             elif "agent" in chunk:
                 message = chunk["agent"]["messages"][-1]
                 if not message.tool_calls:
                     self.say(f"assistant> {message.text}")
                 for call in message.tool_calls:
-                    self.say(f"  ↳ {call['name']}({_short(call['args'])})")
+                    self.console.event(f"  ↳ {call['name']}({_short(call['args'])})")
 
     def show_history(self) -> None:
         """A resumed thread, replayed from its journal (turns compacted away included), with
@@ -271,11 +278,24 @@ def thread_id(ctx: MemoryContext, thread: str) -> str:
 
 
 def problem(exc: BaseException, what: str = "the turn failed") -> str:
-    """A failure in one line: what went wrong, then the error's type and first line."""
+    """A failure in one line: what went wrong (where, for a model not reached), then the
+    error's type and first line."""
     names = [cls.__name__ for cls in type(exc).__mro__]
     what = next((PROBLEMS[n] for n in names if n in PROBLEMS), what)
+    url = _request_url(exc) if UNREACHED.intersection(names) else None
+    what += f" at {url}" if url else ""
     detail = (str(exc).strip().splitlines() or [""])[0][:160]
     return f"{what} ({type(exc).__name__}{': ' + detail if detail else ''})"
+
+
+def _request_url(exc: BaseException) -> str | None:
+    """The URL of the request an HTTP client's error carries, if any."""
+    try:
+        request = getattr(exc, "request", None)
+    except RuntimeError:  # httpx: an error raised without its request
+        return None
+    url = getattr(request, "url", None)
+    return str(url) if url else None
 
 
 def _divider_positions(
@@ -383,32 +403,25 @@ def chat(args: argparse.Namespace, stdin: TextIO = sys.stdin, out: TextIO = sys.
     check: Check | None = getattr(args, "screen", None)
     staged = screen_from(check, SettingsCache(None).base, model)
     with connect(args.url, index=index) as backend, screening(staged):
-        session = Chat(backend, model, ctx, thread_id(ctx, args.thread), out, screen=check)
-        try:
-            print(
-                f"Chatting as {ctx.user_id} in {workspace_words(ctx.workspace_id)}, "
-                f"agent {ctx.agent_id}, thread {args.thread}.",
-                file=out,
-            )
-            session.show_history()
-            session.say("Type a message, or /help.")
-            for line in _lines(stdin, out):
-                if line.startswith("/"):
-                    if not session.command(line):
-                        break
-                elif line:
-                    session.send(line)
-        except KeyboardInterrupt:
-            print(file=out)
-        finally:  # the last turns' profile updates (redone from the journal if cut short)
-            wait_for_profiles(PROFILE_WAIT)
+        thread = thread_id(ctx, args.thread)
+        session = Chat(backend, model, ctx, thread, out, screen=check, quiet=args.quiet)
+        with session.console.logging():
+            try:
+                print(
+                    f"Chatting as {ctx.user_id} in {workspace_words(ctx.workspace_id)}, "
+                    f"agent {ctx.agent_id}, thread {args.thread}.",
+                    file=out,
+                )
+                session.show_history()
+                session.say("Type a message, or /help.")
+                for line in session.console.lines(stdin):
+                    if line.startswith("/"):
+                        if not session.command(line):
+                            break
+                    elif line:
+                        session.send(line)
+            except KeyboardInterrupt:
+                print(file=out)
+            finally:  # the last turns' profile updates (redone from the journal if cut short)
+                wait_for_profiles(PROFILE_WAIT)
     return 0
-
-
-def _lines(stdin: TextIO, out: TextIO) -> Iterator[str]:
-    while True:
-        print("you> ", end="", file=out, flush=True)
-        line = stdin.readline()
-        if not line:
-            return
-        yield line.strip()
