@@ -115,11 +115,11 @@ def twine_check(dist: Dist) -> str:
     return run([sys.executable, "-m", "twine", "check", "--strict", dist.wheel, dist.sdist], ROOT)
 
 
-def fresh_venv(where: Path, wheel: Path) -> Path:
-    """A new venv with the wheel and its server and mcp extras installed; its bin folder."""
+def fresh_venv(where: Path, wheel: Path, extras: str = EXTRAS) -> Path:
+    """A new venv with the wheel and its `extras` (server and mcp) installed; its bin folder."""
     run([sys.executable, "-m", "venv", where], where.parent)
     bin_dir = where / "bin"
-    run([bin_dir / "python", "-m", "pip", "install", "-q", f"{wheel}[{EXTRAS}]"], where.parent)
+    run([bin_dir / "python", "-m", "pip", "install", "-q", f"{wheel}[{extras}]"], where.parent)
     return bin_dir
 
 

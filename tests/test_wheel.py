@@ -6,18 +6,24 @@ same check (.ci/wheel.py, whose functions these tests call, so the two cannot dr
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tarfile
+import threading
 import tomllib
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import httpx
 import pytest
 import trove_classifiers
 from packaging.metadata import Metadata
@@ -25,10 +31,13 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tests.langgraph_server import client_for, stream_run
+
 ROOT = Path(__file__).parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
+STUDIO_STARTUP_TRIES = 180
 TEST_TOOLS = {"pytest", "pytest-asyncio", "mypy", "ruff", "playwright", "hypothesis"}
 
 
@@ -273,3 +282,58 @@ def test_the_installed_mcp_gateway_answers_the_sdk_client(
 def test_the_package_docs_name_every_extra() -> None:
     table = (ROOT / "docs" / "package.md").read_text().split("## The distribution", 1)[1]
     assert [extra for extra in EXTRAS if f"\n| `{extra}` |" not in table] == []
+
+
+@contextlib.contextmanager
+def langgraph_dev(bin_dir: Path, app: Path) -> Iterator[str]:
+    """`langgraph dev` of the venv `bin_dir` serving the langgraph.json in `app`; its URL."""
+    port = check.free_port()
+    drop = ("LANGSMITH_", "LANGCHAIN_", "OPENAI_", "ANTHROPIC_", "MEMORY_")
+    env = {k: v for k, v in check.user_env().items() if not k.startswith(drop)}
+    env |= {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true"}
+    env |= {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+    options = ["--no-browser", "--no-reload", "--port", str(port)]
+    command = [str(bin_dir / "langgraph"), "dev", *options]
+    with (app / "server.log").open("wb") as log:
+        process = subprocess.Popen(
+            command, cwd=app, env=env, stdout=log, stderr=log, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(STUDIO_STARTUP_TRIES):
+            assert process.poll() is None, (app / "server.log").read_text()[-3000:]
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            threading.Event().wait(0.5)
+        else:
+            pytest.fail(f"langgraph dev did not answer on {url}")
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_langgraph_dev_runs_on_the_studio_extra_alone(dist: Any, tmp_path: Path) -> None:
+    bin_dir = check.fresh_venv(tmp_path / "venv", dist.wheel, "studio")
+    listed = subprocess.run(
+        [bin_dir / "python", "-m", "pip", "list", "--format=freeze"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    installed = {canonicalize_name(line.split("==")[0]) for line in listed.splitlines()}
+    assert {"langgraph-cli", "langgraph-api", "langgraph-runtime-inmem"} <= installed
+    assert not installed & (TEST_TOOLS | {"schemathesis"}), installed & TEST_TOOLS
+    app = tmp_path / "app"
+    shutil.copytree(ROOT / "graphs", app / "graphs")
+    shutil.copy(ROOT / "langgraph.json", app / "langgraph.json")
+    with langgraph_dev(bin_dir, app) as url:
+        client = client_for(url, "ann-demo-token")
+        graphs = {assistant["graph_id"] for assistant in client.assistants.search()}
+        assert graphs == {"memory_agent", "memory_consolidation"}
+        thread = client.threads.create()
+        run = stream_run(client, thread["thread_id"], "Remember that my dog is called Rex.", {})
+    assert not run.errors, run.errors
+    assert ("scoped_memory", "note_stored") in {(e["kind"], e["action"]) for e in run.events}
