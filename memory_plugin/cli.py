@@ -64,15 +64,14 @@ def _consolidate(args: argparse.Namespace) -> int:
     model = resolve_model(args.model)
     with connect(args.url) as backend:
         check_job_lease(backend.store, worker.lease_seconds, option="--lease-seconds")
-        with _screening(args.screen, model):
-            bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr)
+        bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr, disable=None)
+        with _screening(args.screen, model), bar:
 
             def progress(result: ScopeResult) -> None:
                 bar.update(1)
                 bar.set_postfix(folded=result.folded, status=result.status)
 
             report = consolidate(backend.store, model, progress=progress, worker=worker)
-            bar.close()
     for result in report.failed:
         print(f"failed: {'/'.join(result.namespace[1:])}: {result.error}", file=sys.stderr)
     print(report.summary())

@@ -45,6 +45,7 @@ from memory_plugin.privacy.inventory import (
     kind_order,
     namespace_of,
 )
+from memory_plugin.privacy.progress import Progress, quiet
 from memory_plugin.privacy.values import MAX_DEPTH, problem
 from memory_plugin.safety import screen
 from memory_plugin.scope.namespaces import check_id
@@ -105,10 +106,13 @@ def dumps(document: Mapping[str, Any]) -> str:
         ) from None
 
 
-def export_plan(owner: Owner, workspaces: Sequence[str] = ()) -> Plan[Archive]:
-    """The owner's memory (personal memory inside `workspaces` too) as an Archive."""
+def export_plan(
+    owner: Owner, workspaces: Sequence[str] = (), progress: Progress = quiet
+) -> Plan[Archive]:
+    """The owner's memory (personal memory inside `workspaces` too) as an Archive; `progress`
+    hears how many store items were read."""
     check_id(owner.user_id, what="user_id")
-    held = yield from inventory_plan(owner, workspaces)
+    held = yield from inventory_plan(owner, workspaces, progress)
     items = tuple(h for h in held if not derived(h))
     return Archive(owner, tuple(sorted(set(workspaces))), items)
 
@@ -201,9 +205,10 @@ def _check(held: Held, n: int) -> None:
         raise _fail(what, str(exc)) from None
 
 
-def parse(text: str | bytes) -> Archive:
+def parse(text: str | bytes, progress: Progress = quiet) -> Archive:
     """The Archive an export document holds, every item checked (shape, safety screen,
-    settings); ArchiveError names the first thing wrong."""
+    settings); ArchiveError names the first thing wrong. `progress` hears how many items
+    were checked."""
     try:
         document = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -248,6 +253,7 @@ def parse(text: str | bytes) -> Archive:
             raise _fail(f"items[{n}]", f"workspace {held.workspace!r} is not in workspaces")
     for n, held in enumerate(items):
         _check(held, n)
+        progress("items checked", n + 1, len(items))
     ordered = sorted(items, key=export_order(kind_order()))
     return Archive(Owner(user, org), workspaces, tuple(ordered))
 
@@ -338,15 +344,21 @@ def _tombstoned(old: Mapping[str, Any] | None, held: Held) -> str | None:
 
 
 def import_plan(
-    archive: Archive, *, merge: bool, semantic: bool, include_forgotten: bool = False
+    archive: Archive,
+    *,
+    merge: bool,
+    semantic: bool,
+    include_forgotten: bool = False,
+    progress: Progress = quiet,
 ) -> Plan[ImportReport]:
     """Write the archive's items into the owner's memory; refused (nothing written) when the
     owner already has memory here, unless `merge`. An item whose key here holds its own
     tombstone (forgotten or deleted since the export), and the profile of an owner who opted
     out of it here, are skipped, unless `include_forgotten` puts them back. `semantic`: the
-    store keeps a vector index (notes get their index copy, entries are indexed)."""
+    store keeps a vector index (notes get their index copy, entries are indexed). `progress`
+    hears how many store items were read, then written."""
     owner, report = archive.owner, ImportReport(archive.owner)
-    present = yield from inventory_plan(owner, None)
+    present = yield from inventory_plan(owner, None, progress)
     if present and not merge:
         raise ArchiveError(
             f"{owner.describe()} already has memory in this store ({len(present)} items); "
@@ -396,6 +408,7 @@ def import_plan(
             ops.append(copy)
     for start in range(0, len(ops), BATCH):
         yield ops[start : start + BATCH]
+        progress("items written", min(start + BATCH, len(ops)), len(ops))
     if touched:
         yield DropCounters(tuple(sorted(touched)))
     for held, ns in appends:

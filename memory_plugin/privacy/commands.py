@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from memory_plugin.errors import MemoryPluginError
@@ -13,6 +14,7 @@ from memory_plugin.scope.identity import PERSONAL
 if TYPE_CHECKING:
     from memory_plugin.privacy.archive import Archive
     from memory_plugin.privacy.inventory import Owner
+    from memory_plugin.privacy.progress import Progress
 
 URL_HELP = "backend URL (default: $MEMORY_URL or ./.memory/memory.db)"
 
@@ -26,6 +28,30 @@ def owner_of(user: str, org: str | None, workspaces: Sequence[str] = ()) -> Owne
     ctx = door_context(user, org=org)
     named = (door_context(user, org=org, workspace=w).workspace_id for w in workspaces)
     return Owner(str(ctx.user_id), ctx.org_id, tuple(dict.fromkeys(w for w in named if w)))
+
+
+@contextmanager
+def progress_bar(what: str) -> Iterator[Progress]:
+    """A Progress shown as a bar on standard error while the work runs, when standard error is
+    a terminal (nothing in a pipe); each step's end is shown, and the bar is cleared after."""
+    from tqdm import tqdm
+
+    with tqdm(desc=what, unit="", file=sys.stderr, disable=None, leave=False) as bar:
+        steps: list[str] = []
+
+        def show(step: str, done: int, total: int | None) -> None:
+            if steps[-1:] != [step]:
+                if steps:
+                    bar.refresh()
+                steps.append(step)
+                bar.set_description_str(f"{what}: {step}", refresh=False)
+                bar.reset(total=total)
+
+            bar.update(done - bar.n)
+            if done == total:
+                bar.refresh()
+
+        yield show
 
 
 def semantic(store: Any) -> bool:
@@ -44,17 +70,22 @@ def _export(args: argparse.Namespace) -> int:
     with connect(args.url) as backend:
         run(backend.store, require_plan(owner))
         workspaces = list(owner.workspaces) or run(backend.store, workspaces_plan(owner))
-        archive = run(backend.store, export_plan(owner, workspaces))
-    print(f"memory-plugin export: {owner.describe()}: {_where(archive)}", file=sys.stderr)
+        with progress_bar(f"export {args.user}") as progress:
+            archive = run(backend.store, export_plan(owner, workspaces, progress))
     sys.stdout.write(to_markdown(archive) if args.format == "markdown" else archive.dumps())
+    sys.stdout.flush()
+    print(_exported(archive), file=sys.stderr)
     return 0
 
 
-def _where(archive: Archive) -> str:
-    """Which personal memory an export holds, and how much."""
+def _exported(archive: Archive) -> str:
+    """What an export wrote: how many items of whom, from which personal memory."""
     inside = ", ".join(archive.workspaces)
     where = f"no workspace ({PERSONAL})" + (f" and workspaces {inside}" if inside else "")
-    return f"personal memory in {where}; {len(archive.items)} items"
+    return (
+        f"Exported {len(archive.items):,} items of {archive.owner.describe()}: "
+        f"personal memory in {where}."
+    )
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -67,15 +98,17 @@ def _import(args: argparse.Namespace) -> int:
             text = file.read()
     except OSError as exc:
         raise MemoryPluginError(f"import: cannot read {args.file}: {exc}") from exc
-    archive = parse(text)
-    with connect(args.url) as backend:
-        plan = import_plan(
-            archive,
-            merge=args.merge,
-            semantic=semantic(backend.store),
-            include_forgotten=args.include_forgotten,
-        )
-        report = run(backend.store, plan)
+    with progress_bar(f"import {args.file}") as progress:
+        archive = parse(text, progress)
+        with connect(args.url) as backend:
+            plan = import_plan(
+                archive,
+                merge=args.merge,
+                semantic=semantic(backend.store),
+                include_forgotten=args.include_forgotten,
+                progress=progress,
+            )
+            report = run(backend.store, plan)
     print(report.summary())
     return 0
 
@@ -84,10 +117,11 @@ def _delete_user(args: argparse.Namespace) -> int:
     from memory_plugin.connection import connect
     from memory_plugin.privacy.erase import erase_user
 
-    with connect(args.url) as backend:
+    with connect(args.url) as backend, progress_bar(f"delete-user {args.user}") as progress:
         checkpointer = backend.checkpointer if args.threads else None
         owner = owner_of(args.user, args.org)
-        erased = erase_user(backend.store, owner, checkpointer=checkpointer)
+        erased = erase_user(backend.store, owner, checkpointer=checkpointer, progress=progress)
+
     print(erased.summary())
     return 0
 

@@ -30,8 +30,10 @@ from memory_plugin.privacy.inventory import (
     namespace_of,
     shelf_of,
 )
+from memory_plugin.privacy.progress import Progress, quiet
 
 BATCH = 100
+THREADS = "threads deleted"
 
 
 @dataclass
@@ -60,14 +62,16 @@ class Erased:
         return line + "."
 
 
-def erase_plan(owner: Owner) -> Plan[Erased]:
-    """Delete every item of the owner's memory; UnknownUserError when there is none."""
-    held = yield from inventory_plan(owner, None)
+def erase_plan(owner: Owner, progress: Progress = quiet) -> Plan[Erased]:
+    """Delete every item of the owner's memory; UnknownUserError when there is none.
+    `progress` hears how many store items were read, then deleted."""
+    held = yield from inventory_plan(owner, None, progress)
     if not held:
         raise UnknownUserError(f"{owner.describe()} has no memory in this store; nothing deleted")
     ops: list[Op] = [PutOp(namespace_of(owner, h), h.key, None) for h in held]
     for start in range(0, len(ops), BATCH):
         yield ops[start : start + BATCH]
+        progress("items deleted", min(start + BATCH, len(ops)), len(ops))
     counted = {namespace_of(owner, h) for h in held if (shelf := shelf_of(h)) and shelf.counted}
     if counted:
         yield DropCounters(tuple(sorted(counted)))
@@ -75,15 +79,19 @@ def erase_plan(owner: Owner) -> Plan[Erased]:
 
 
 async def adelete_threads(
-    checkpointer: BaseCheckpointSaver[Any], store: BaseStore, threads: Sequence[str]
+    checkpointer: BaseCheckpointSaver[Any],
+    store: BaseStore,
+    threads: Sequence[str],
+    progress: Progress = quiet,
 ) -> None:
     """Delete threads with every kept incarnation (checkpoints, journals, summaries); a saver
     opened with `connect` has no async methods, so its sync ones run in a worker thread."""
-    for thread in threads:
+    for done, thread in enumerate(threads, start=1):
         try:
             await adelete_thread(checkpointer, store, thread, keep_journal=False)
         except NotImplementedError:
             await asyncio.to_thread(delete_thread, checkpointer, store, thread, keep_journal=False)
+        progress(THREADS, done, len(threads))
 
 
 def erase_user(
@@ -91,19 +99,22 @@ def erase_user(
     owner: Owner,
     *,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    progress: Progress = quiet,
 ) -> Erased:
     """Delete the owner's memory; with a `checkpointer`, the threads they own too (their
-    checkpoints, journals and summaries, every kept incarnation)."""
+    checkpoints, journals and summaries, every kept incarnation). `progress` hears how many
+    store items were read, then deleted, then how many threads."""
     threads = asyncio.run(aowned_thread_ids(checkpointer, store, owner.key)) if checkpointer else []
     try:
-        erased = run(store, erase_plan(owner))
+        erased = run(store, erase_plan(owner, progress))
     except UnknownUserError:
         if not threads:
             raise
         erased = Erased(owner, dict.fromkeys(kind_order(), 0))
     if checkpointer is not None:
-        for thread in threads:
+        for done, thread in enumerate(threads, start=1):
             delete_thread(checkpointer, store, thread, keep_journal=False)
+            progress(THREADS, done, len(threads))
         run(store, disown_plan(owner.key))
         erased.threads = len(threads)
     return erased
@@ -114,17 +125,18 @@ async def aerase_user(
     owner: Owner,
     *,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    progress: Progress = quiet,
 ) -> Erased:
     """Async twin of erase_user."""
     threads = await aowned_thread_ids(checkpointer, store, owner.key) if checkpointer else []
     try:
-        erased = await arun(store, erase_plan(owner))
+        erased = await arun(store, erase_plan(owner, progress))
     except UnknownUserError:
         if not threads:
             raise
         erased = Erased(owner, dict.fromkeys(kind_order(), 0))
     if checkpointer is not None:
-        await adelete_threads(checkpointer, store, threads)
+        await adelete_threads(checkpointer, store, threads, progress)
         await arun(store, disown_plan(owner.key))
         erased.threads = len(threads)
     return erased

@@ -33,6 +33,7 @@ from memory_plugin.errors import InvalidArgumentError, MemoryWriteError
 from memory_plugin.holdings import Outcome, Owner, Place
 from memory_plugin.models.maintenance import maintenance_of
 from memory_plugin.plans import Plan, arun, run
+from memory_plugin.privacy.progress import Progress, quiet
 from memory_plugin.provenance import origin
 from memory_plugin.settings import MemorySettings, SettingsCache
 
@@ -126,26 +127,30 @@ class Forgetter:
         """The store the kinds are over."""
         return self.services[0].store
 
-    def preview_plan(self, owner: Owner, text: object) -> Plan[Preview]:
+    def preview_plan(self, owner: Owner, text: object, progress: Progress = quiet) -> Plan[Preview]:
         """The plan behind preview."""
         needle = needle_of(text)
         pattern = matcher(needle)
         places: list[Place] = []
-        for service in self.services:
+        for done, service in enumerate(self.services, start=1):
             found = yield from service.places_plan(owner, needle, pattern)
             places += [replace(place, source=type(service).__name__) for place in found]
+            progress("kinds searched", done, len(self.services))
         return Preview(needle, owner, tuple(places))
 
-    def preview(self, owner: Owner, text: str) -> Preview:
+    def preview(self, owner: Owner, text: str, progress: Progress = quiet) -> Preview:
         """Every place the owner's memory holds `text` (see the module); changes nothing.
-        An empty or whitespace text is refused with MemoryWriteError."""
-        return run(self.store, self.preview_plan(owner, text))
+        An empty or whitespace text is refused with MemoryWriteError. `progress` hears how
+        many kinds were searched."""
+        return run(self.store, self.preview_plan(owner, text, progress))
 
-    async def apreview(self, owner: Owner, text: str) -> Preview:
+    async def apreview(self, owner: Owner, text: str, progress: Progress = quiet) -> Preview:
         """Async twin of preview."""
-        return await arun(self.store, self.preview_plan(owner, text))
+        return await arun(self.store, self.preview_plan(owner, text, progress))
 
-    def apply_plan(self, preview: Preview, ids: Iterable[str] | None = None) -> Plan[Forgotten]:
+    def apply_plan(
+        self, preview: Preview, ids: Iterable[str] | None = None, progress: Progress = quiet
+    ) -> Plan[Forgotten]:
         """The plan behind apply; run it inside `origin(source="forget", actor=...)` (apply
         and aapply do)."""
         chosen = preview.chosen(ids)
@@ -155,32 +160,43 @@ class Forgetter:
             mine = [place for place in chosen if place.source == type(service).__name__]
             if mine:
                 outcomes += yield from service.forget_places_plan(preview.owner, mine, pattern)
+                progress("places forgotten", len(outcomes), len(chosen))
         yield Purge()
         return Forgotten(tuple(outcomes))
 
-    def apply(self, preview: Preview, ids: Iterable[str] | None = None) -> Forgotten:
+    def apply(
+        self, preview: Preview, ids: Iterable[str] | None = None, progress: Progress = quiet
+    ) -> Forgotten:
         """Remove the places `ids` names (default: every editable word match), each change
-        made as a forget by the owner (provenance source "forget")."""
+        made as a forget by the owner (provenance source "forget"); `progress` hears how many
+        places were handled."""
         with origin(source="forget", actor=preview.owner.user_id):
-            return run(self.store, self.apply_plan(preview, ids))
+            return run(self.store, self.apply_plan(preview, ids, progress))
 
-    async def aapply(self, preview: Preview, ids: Iterable[str] | None = None) -> Forgotten:
+    async def aapply(
+        self, preview: Preview, ids: Iterable[str] | None = None, progress: Progress = quiet
+    ) -> Forgotten:
         """Async twin of apply."""
         with origin(source="forget", actor=preview.owner.user_id):
-            return await arun(self.store, self.apply_plan(preview, ids))
+            return await arun(self.store, self.apply_plan(preview, ids, progress))
 
 
-def threads_plan(thread_ids: Iterable[str], text: object) -> Plan[list[str]]:
+def threads_plan(
+    thread_ids: Iterable[str], text: object, progress: Progress = quiet
+) -> Plan[list[str]]:
     """The threads among `thread_ids` whose journal (the live one or a kept incarnation)
-    mentions the text, in the order given. Thread journals are conversation history, not
-    memory: a forget only lists them (deleting them is the caller's explicit choice)."""
+    mentions the text, in the order given; `progress` hears how many threads were read.
+    Thread journals are conversation history, not memory: a forget only lists them (deleting
+    them is the caller's explicit choice)."""
     pattern = matcher(needle_of(text))
     found = []
-    for thread_id in dict.fromkeys(thread_ids):
+    threads = list(dict.fromkeys(thread_ids))
+    for done, thread_id in enumerate(threads, start=1):
         kept = yield from kept_incarnations_plan(thread_id)
         for incarnation in [None, *kept]:
             entries = yield from entries_plan(thread_id, incarnation=incarnation)
             if any(pattern.search(entry.text) for entry in entries):
                 found.append(thread_id)
                 break
+        progress("journals read", done, len(threads))
     return found

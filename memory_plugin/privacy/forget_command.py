@@ -86,18 +86,20 @@ def run_forget(args: argparse.Namespace) -> int:
     from memory_plugin.context_management.journal import delete_thread
     from memory_plugin.context_management.owners import aowned_thread_ids
     from memory_plugin.plans import run
-    from memory_plugin.privacy.commands import owner_of
+    from memory_plugin.privacy.commands import owner_of, progress_bar
     from memory_plugin.privacy.forget import Forgetter, needle_of, threads_plan
 
     needle = needle_of(args.text)
     owner = owner_of(args.user, args.org, args.workspace)
     with connect(args.url) as backend:
         forgetter = Forgetter.over(backend.store)
-        preview = forgetter.preview(owner, needle)
-        threads: list[str] = []
-        if backend.checkpointer is not None:
-            owned = asyncio.run(aowned_thread_ids(backend.checkpointer, backend.store, owner.key))
-            threads = run(backend.store, threads_plan(owned, needle))
+        with progress_bar(f"forget {args.user}") as progress:
+            preview = forgetter.preview(owner, needle, progress)
+            threads: list[str] = []
+            if backend.checkpointer is not None:
+                store, checkpointer = backend.store, backend.checkpointer
+                owned = asyncio.run(aowned_thread_ids(checkpointer, store, owner.key))
+                threads = run(store, threads_plan(owned, needle, progress))
         places = list(preview.places)
         if not places and not threads:
             print(f'Nothing in {args.user}\'s memory mentions "{needle}".')
@@ -129,7 +131,8 @@ def run_forget(args: argparse.Namespace) -> int:
             for place in candidates:
                 if _ask(f'Also forget "{place.text}" ({place.label}, found by meaning)?'):
                     chosen.append(place)
-        done = forgetter.apply(preview, [place.id for place in chosen])
+        with progress_bar(f"forget {args.user}") as progress:
+            done = forgetter.apply(preview, [place.id for place in chosen], progress)
         for outcome in done.outcomes:
             if not outcome.done:
                 print(f"not changed: {outcome.place.label}: {outcome.detail}")

@@ -20,6 +20,7 @@ from memory_plugin import kinds
 from memory_plugin.errors import MemoryPluginError
 from memory_plugin.holdings import Held, Holding, Owner, Shelf, held_plan, nowhere_else
 from memory_plugin.plans import Plan
+from memory_plugin.privacy.progress import Progress, quiet, reading_plan
 from memory_plugin.scope.namespaces import ROOT
 from memory_plugin.settings.layers import apply_changes, empty_record
 
@@ -118,13 +119,21 @@ def workspaces_plan(owner: Owner) -> Plan[list[str]]:
     return sorted(found)
 
 
-def inventory_plan(owner: Owner, workspaces: Sequence[str] | None = ()) -> Plan[list[Held]]:
+def inventory_plan(
+    owner: Owner, workspaces: Sequence[str] | None = (), progress: Progress = quiet
+) -> Plan[list[Held]]:
     """Every item of the owner's memory, in export order, with personal memory inside
-    `workspaces` too (None: inside every workspace that holds some)."""
+    `workspaces` too (None: inside every workspace that holds some); `progress` hears how
+    many store items were read."""
+    held = yield from reading_plan(_held_plan(owner, workspaces), progress)
+    return sorted(held, key=export_order(kind_order()))
+
+
+def _held_plan(owner: Owner, workspaces: Sequence[str] | None) -> Plan[list[Held]]:
     held: list[Held] = []
     for holding in holdings():
         held += yield from held_plan(holding, owner, workspaces)
-    return sorted(held, key=export_order(kind_order()))
+    return held
 
 
 def counts(held: Sequence[Held]) -> dict[str, int]:
