@@ -1,10 +1,12 @@
-"""The chat's terminal: whole lines, the prompt, and what background work says (a log record
-from a profile update running after its turn) on a line of its own, the prompt drawn again
-after it, so nothing lands on the line the user is typing on."""
+"""The chat's terminal: whole lines, the prompt, and what background work logs (a profile update
+discarded after its turn) on stderr, on a line of its own: when both streams are a terminal and
+the prompt is showing, below it, and the prompt is drawn again, so nothing lands on the line the
+user is typing on."""
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,35 +16,40 @@ PROMPT = "you> "
 
 
 class Console:
-    """The chat's output; `quiet` leaves out the lines saying what memory did."""
+    """The chat's output; `quiet` leaves out the lines saying what memory did; log records go
+    to `err` (stderr)."""
 
-    def __init__(self, out: TextIO, *, quiet: bool = False) -> None:
-        self.out, self.quiet = out, quiet
+    def __init__(self, out: TextIO, *, quiet: bool = False, err: TextIO | None = None) -> None:
+        self.out, self.quiet, self.err = out, quiet, err or sys.stderr
         self._lock = threading.Lock()
         self._prompting = False
 
     def say(self, text: str) -> None:
         """Print one line."""
-        self.tell(text)
+        with self._lock:
+            _write(self.out, f"{text}\n")
 
     def event(self, text: str) -> None:
         """Print a line saying what memory did, unless quiet."""
         if not self.quiet:
-            self.tell(text)
+            self.say(text)
 
-    def tell(self, text: str) -> None:
-        """Print a line from any thread: below the prompt, drawn again, when it is showing."""
+    def warn(self, text: str) -> None:
+        """Write a line to stderr from any thread: in a terminal showing the prompt, below the
+        prompt, which is drawn again after it."""
         with self._lock:
-            if self._prompting:
-                self._write(f"\n{text}\n{PROMPT}")
-            else:
-                self._write(f"{text}\n")
+            redraw = self._prompting and _terminal(self.out) and _terminal(self.err)
+            if redraw:
+                _write(self.out, "\n")
+            _write(self.err, f"{text}\n")
+            if redraw:
+                _write(self.out, PROMPT)
 
     def lines(self, stdin: TextIO) -> Iterator[str]:
         """The user's lines, each read after the prompt, stripped, until the input ends."""
         while True:
             with self._lock:
-                self._write(PROMPT)
+                _write(self.out, PROMPT)
                 self._prompting = True
             try:
                 line = stdin.readline()
@@ -55,7 +62,7 @@ class Console:
 
     @contextmanager
     def logging(self, level: int = logging.WARNING) -> Iterator[None]:
-        """Inside, log records of `level` and above (background work's included) are told."""
+        """Inside, log records of `level` and above (background work's included) are warned."""
         handler = _Handler(self, level)
         root = logging.getLogger()
         root.addHandler(handler)
@@ -64,9 +71,17 @@ class Console:
         finally:
             root.removeHandler(handler)
 
-    def _write(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
+
+def _write(stream: TextIO, text: str) -> None:
+    stream.write(text)
+    stream.flush()
+
+
+def _terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a stream without a file, or closed
+        return False
 
 
 class _Handler(logging.Handler):
@@ -76,6 +91,6 @@ class _Handler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.console.tell(f"  ! {self.format(record)}")
+            self.console.warn(f"  ! {self.format(record)}")
         except Exception:
             self.handleError(record)
