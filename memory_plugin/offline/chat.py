@@ -2,9 +2,12 @@
 
 `memory-plugin chat` (or `python examples/chatbot.py`). The model comes from --model or
 $MEMORY_MODEL (`openai:gpt-4o-mini`, with OPENAI_BASE_URL for any OpenAI-compatible server);
-with none it says so and chats on the built-in offline model. A turn that fails (the model
-unreachable, a timeout, a rate limit) prints one line and is taken back, so the thread is as
-it was before it; Ctrl-C cancels a turn the same way at once, even while a model call hangs.
+with none it says so and chats on the built-in offline model. Lines starting "  ·" and "  ↳"
+say what memory and the model did (--quiet leaves them out). A turn that fails (the model
+unreachable, a timeout, a rate limit) prints one line, naming the URL tried when the model was
+not reached, and is taken back, so the thread is as it was before it; Ctrl-C cancels a turn the
+same way at once, even while a model call hangs. What background work logs (a profile update
+discarded after its turn) goes to stderr without breaking the prompt line (offline/console.py).
 `memory-plugin demo` plays a scripted tour through the very same graph.
 """
 
