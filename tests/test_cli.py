@@ -195,16 +195,18 @@ def test_a_failed_turn_is_one_line_and_taken_back(backend_url: str, tmp_path: Pa
     done = cli(tmp_path, *args, stdin="\n".join(lines))
     assert done.returncode == 0, done.stderr
     taken_back = "; the turn was taken back, try again."
+    reached = "! the model could not be reached at https://api.example.com/v1/chat/completions"
     assert said(done.stdout) == [
-        f"! the model could not be reached (APIConnectionError: Connection error.){taken_back}",
+        f"{reached} (APIConnectionError: Connection error.){taken_back}",
         "assistant> echo: hello (1 of your messages in view)",
-        f"! the model could not be reached (APIConnectionError: Connection error.){taken_back}",
-        f"! the model timed out (APITimeoutError: Request timed out.){taken_back}",
+        f"{reached} (APIConnectionError: Connection error.){taken_back}",
+        "! the model timed out at https://api.example.com/v1/chat/completions "
+        f"(APITimeoutError: Request timed out.){taken_back}",
         "! the model's rate limit was hit "
         f"(RateLimitError: Rate limit reached for gpt-4o-mini){taken_back}",
         f"! the turn failed (ValueError: unexpected anything else){taken_back}",
         f"! interrupted (KeyboardInterrupt){taken_back}",
-        f"! the model could not be reached (APIConnectionError: Connection error.){taken_back}",
+        f"{reached} (APIConnectionError: Connection error.){taken_back}",
         "assistant> echo: again (2 of your messages in view)",
     ]
     assert "Traceback" not in done.stdout + done.stderr
@@ -380,9 +382,11 @@ def test_the_chat_timeout_is_a_model_calls_whole_budget(backend_url: str, tmp_pa
         args = ("chat", "--url", backend_url, "--model", "openai:gpt-test", "--timeout", "1")
         done = cli(tmp_path, *args, stdin="Hi\nHello\n/quit\n", openai_url=server.base_url)
         asked = [r.messages[-1]["content"] for r in server.completions]
+        tried = f"{server.base_url}/chat/completions"
     assert done.returncode == 0, done.stderr
     (failed, answer) = said(done.stdout)
-    assert failed.startswith("! the model timed out (") and failed.endswith("try again.")
+    assert failed.startswith(f"! the model timed out at {tried} (")
+    assert failed.endswith("try again.")
     assert answer == "assistant> Hello, Ann!"
     assert asked[:2] == ["Hi", "Hello"]
     shown = " ".join(cli(tmp_path, "chat", "--help").stdout.split())
