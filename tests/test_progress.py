@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_plugin import MemoryContext, ScopedMemory, connect
+from memory_plugin import MemoryContext, ScopedMemory, aconnect, connect
 from memory_plugin.cli import main
+from memory_plugin.privacy import Forgetter, Owner, aerase_user
 from tests.conftest import url_for
 from tests.test_cli import SCRIPT, environment
 
@@ -263,3 +264,32 @@ def test_consolidate_with_workers_stays_quiet_in_a_pipe(tmp_path: Path) -> None:
     assert len(lines) == 2 and all(": Folded " in line for line in lines), lines
     folded = sum(int(line.split(": Folded ")[1].split()[0]) for line in lines)
     assert folded == 8
+
+
+Step = tuple[str, int, int | None]
+
+
+async def test_the_async_twins_report_what_the_sync_ones_report(url: str) -> None:
+    steps: dict[str, list[Step]] = {"sync": [], "async": []}
+    ann = Owner("ann", None)
+    with connect(url) as backend:
+        forgetter = Forgetter.over(backend.store)
+        preview = forgetter.preview(ann, "Rex", lambda *step: steps["sync"].append(step))
+    async with await aconnect(url) as backend:
+        forgetter = Forgetter.over(backend.store)
+        again = await forgetter.apreview(ann, "Rex", lambda *step: steps["async"].append(step))
+        assert again.places == preview.places
+        done = await forgetter.aapply(again, None, lambda *step: steps["async"].append(step))
+        await aerase_user(backend.store, ann, progress=lambda *step: steps["async"].append(step))
+    kinds = len(forgetter.services)
+    assert steps["sync"] == [("kinds searched", n, kinds) for n in range(1, kinds + 1)]
+    searched, forgotten = steps["async"][:kinds], steps["async"][kinds]
+    assert searched == steps["sync"] and forgotten == ("places forgotten", 3, 3)
+    assert done.removed == 3
+    erased = steps["async"][kinds + 1 :]
+    reads = [step for step in erased if step[0] == "items read"]
+    deletes = [step for step in erased if step[0] == "items deleted"]
+    total = PERSONAL + IN_ACME  # a forgotten note stays as its tombstone until the user goes
+    assert reads and reads[-1][1] >= total
+    assert deletes[-1] == ("items deleted", total, total)
+    assert erased == reads + deletes

@@ -67,11 +67,12 @@ def _export(args: argparse.Namespace) -> int:
     from memory_plugin.privacy.readable import to_markdown
 
     owner = owner_of(args.user, args.org, args.workspace or ())
-    with connect(args.url) as backend:
-        run(backend.store, require_plan(owner))
+    with connect(args.url) as backend, progress_bar(f"export {args.user}") as progress:
         workspaces = list(owner.workspaces) or run(backend.store, workspaces_plan(owner))
-        with progress_bar(f"export {args.user}") as progress:
-            archive = run(backend.store, export_plan(owner, workspaces, progress))
+        archive = run(backend.store, export_plan(owner, workspaces, progress))
+        if not archive.items:
+            run(backend.store, require_plan(owner))
+
     sys.stdout.write(to_markdown(archive) if args.format == "markdown" else archive.dumps())
     sys.stdout.flush()
     print(_exported(archive), file=sys.stderr)
