@@ -95,8 +95,8 @@ def test_export_and_import_show_a_bar_on_a_terminal_and_say_how_many_items(
     document = json.loads(out)
     assert len(document["items"]) == held(url, ANN) + held(url, ANN_ACME) == PERSONAL + IN_ACME
     assert assert_bar(err, "export ann: items read") == (
-        f"Exported {PERSONAL + IN_ACME} items of user 'ann': personal memory in no workspace "
-        "(personal) and workspaces acme.\n"
+        "Exported user 'ann': personal memory in no workspace (personal) and workspaces acme; "
+        f"{PERSONAL + IN_ACME} items.\n"
     )
     path = tmp_path / "ann.json"
     path.write_text(out, encoding="utf-8")
@@ -115,7 +115,7 @@ def test_export_and_import_in_a_pipe_draw_no_bar(
 ) -> None:
     code, out, err = command(monkeypatch, "export", "--user", "bob", "--url", url, terminal=False)
     assert code == 0 and len(json.loads(out)["items"]) == held(url, BOB) == 2
-    assert err == ("Exported 2 items of user 'bob': personal memory in no workspace (personal).\n")
+    assert err == "Exported user 'bob': personal memory in no workspace (personal); 2 items.\n"
     path = tmp_path / "bob.json"
     path.write_text(out, encoding="utf-8")
     code, out, err = command(
@@ -231,8 +231,8 @@ def test_the_console_script_draws_on_a_terminal_and_not_in_a_pipe(tmp_path: Path
     assert code == 0 and len(json.loads(out)["items"]) == PERSONAL + IN_ACME
     assert "\rexport ann: items read" in err, err
     assert err.endswith(
-        f"Exported {PERSONAL + IN_ACME} items of user 'ann': personal memory "
-        "in no workspace (personal) and workspaces acme.\r\n"
+        "Exported user 'ann': personal memory in no workspace (personal) and workspaces acme; "
+        f"{PERSONAL + IN_ACME} items.\r\n"
     ), err
     piped = subprocess.run(
         [str(SCRIPT), "delete-user", "ann", "--url", url],

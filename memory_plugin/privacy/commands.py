@@ -84,8 +84,8 @@ def _exported(archive: Archive) -> str:
     inside = ", ".join(archive.workspaces)
     where = f"no workspace ({PERSONAL})" + (f" and workspaces {inside}" if inside else "")
     return (
-        f"Exported {len(archive.items):,} items of {archive.owner.describe()}: "
-        f"personal memory in {where}."
+        f"Exported {archive.owner.describe()}: personal memory in {where}; "
+        f"{len(archive.items):,} items."
     )
 
 
