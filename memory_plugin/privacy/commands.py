@@ -46,7 +46,6 @@ def progress_bar(what: str) -> Iterator[Progress]:
                 steps.append(step)
                 bar.set_description_str(f"{what}: {step}", refresh=False)
                 bar.reset(total=total)
-
             bar.update(done - bar.n)
             if done == total:
                 bar.refresh()
