@@ -41,7 +41,7 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A PostgreSQL URL with pgvector: the given one, or an embedded throwaway server."""
     url = os.environ.get("MEMORY_TEST_POSTGRES_URL")
     if url:
-        yield url
+        yield worker_database(url)
         return
     try:
         url, stop = embedded_postgres_url(tmp_path_factory.mktemp("pg"))
@@ -53,6 +53,24 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         stop()
+
+
+def worker_database(url: str) -> str:
+    """`url` itself, or under pytest-xdist a database of this worker's own beside it (created
+    with pgvector when missing), so workers sharing one server never see each other's rows."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return url
+    parts = urlsplit(url)
+    name = f"{parts.path.lstrip('/') or 'postgres'}_{worker}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    own = parts._replace(path=f"/{name}").geturl()
+    with psycopg.connect(own, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return own
 
 
 PGBOUNCER_SCRIPT = Path(__file__).parent.parent / ".ci" / "postgres.sh"
