@@ -40,7 +40,9 @@ def test_ci_runs_the_readmes_test_command_as_written() -> None:
         chat
         == "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/memory-plugin chat"
     )
-    assert tests == 'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/pytest'
+    assert tests == (
+        'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/pytest -n auto'
+    )
     test_command, extras_command = ci_commands()
     assert test_command == tests
     assert extras_command in blocks and "MEMORY_TEST_EXTRAS=local" in extras_command
@@ -93,7 +95,7 @@ def test_an_unknown_extra_is_an_error() -> None:
         conftest.missing_packages("gpu")
 
 
-FAST_LOOP = '.venv/bin/pytest -m "not slow"'
+FAST_LOOP = '.venv/bin/pytest -n auto -m "not slow"'
 ELAPSED = re.compile(r"assert\b.*\b(monotonic|perf_counter|time)\(\) - ")
 
 
@@ -101,7 +103,9 @@ ELAPSED = re.compile(r"assert\b.*\b(monotonic|perf_counter|time)\(\) - ")
 def test_the_contributing_section_names_the_fast_loop() -> None:
     contributing = (ROOT / "README.md").read_text().split("## Contributing", 1)[1]
     assert f"`{FAST_LOOP}`" in " ".join(contributing.split())
-    assert ci_commands()[0].endswith("&& .venv/bin/pytest"), "CI's test command runs every test"
+    assert ci_commands()[0].endswith("&& .venv/bin/pytest -n auto"), (
+        "CI runs every test but benches"
+    )
 
 
 def test_no_test_asserts_on_elapsed_time() -> None:
@@ -127,7 +131,7 @@ def collected(*options: str) -> list[str]:
 
 @pytest.mark.slow
 def test_the_fast_loop_keeps_all_three_backends() -> None:
-    fast = collected(*shlex.split(FAST_LOOP)[1:])
+    fast = collected(*shlex.split(FAST_LOOP)[3:])
     for backend in ("memory", "sqlite", "postgres"):
         on_it = [test for test in fast if re.search(rf"\[(.*-)?{backend}(-.*)?\]$", test)]
         assert len(on_it) > 500, f"the fast loop runs {len(on_it)} tests on {backend}"

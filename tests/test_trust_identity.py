@@ -361,11 +361,13 @@ def assert_below_the_btree_limit(url: str, rng: random.Random) -> None:
         with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="index row size"):
             backend.store.put((ROOT, noise), "k", {"t": 1})
     with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT octet_length(prefix) + octet_length(key) FROM store "
-            "UNION ALL SELECT octet_length(prefix) + octet_length(key) + octet_length(field_name)"
-            " FROM store_vectors"
-        ).fetchall()
+        rows = conn.execute("SELECT octet_length(prefix) + octet_length(key) FROM store").fetchall()
+        vectors = conn.execute("SELECT to_regclass('store_vectors')").fetchone()
+        if vectors and vectors[0]:  # only a store opened with an index made it
+            rows += conn.execute(
+                "SELECT octet_length(prefix) + octet_length(key) + octet_length(field_name)"
+                " FROM store_vectors"
+            ).fetchall()
     assert rows and max(size for (size,) in rows) < BTREE_LIMIT - 64, rows
 
 
