@@ -79,9 +79,19 @@ def _consolidate(args: argparse.Namespace) -> int:
 
 
 def _consolidate_workers(args: argparse.Namespace) -> int:
-    """`consolidate --workers N`: N worker processes at once, one summary line each."""
+    """`consolidate --workers N`: N worker processes at once, one bar of the scopes they
+    finish (on a terminal), one summary line each."""
+    from tqdm import tqdm
+
+    from memory_plugin.scoped.consolidation import ScopeResult
     from memory_plugin.scoped.leases import LeaseTooShortError
     from memory_plugin.scoped.shards import run_workers
+
+    bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr, disable=None)
+
+    def progress(result: ScopeResult) -> None:
+        bar.update(1)
+        bar.set_postfix(folded=result.folded, status=result.status)
 
     try:
         outcomes = run_workers(
@@ -90,9 +100,15 @@ def _consolidate_workers(args: argparse.Namespace) -> int:
             args.workers,
             worker_id=args.worker_id,
             lease_seconds=args.lease_seconds,
+            progress=progress,
         )
-    except LeaseTooShortError as exc:
-        raise exc.named("--lease-seconds") from None
+    except BaseException as exc:
+        bar.leave = False
+        if isinstance(exc, LeaseTooShortError):
+            raise exc.named("--lease-seconds") from None
+        raise
+    finally:
+        bar.close()
     for outcome in outcomes:
         for failure in outcome.failed:
             print(f"failed: {failure} (worker {outcome.worker})", file=sys.stderr)

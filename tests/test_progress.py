@@ -22,6 +22,8 @@ import pytest
 from memory_plugin import MemoryContext, ScopedMemory, aconnect, connect
 from memory_plugin.cli import main
 from memory_plugin.privacy import Forgetter, Owner, aerase_user
+from memory_plugin.scoped.consolidation import ScopeResult
+from memory_plugin.scoped.shards import run_workers
 from tests.conftest import url_for
 from tests.test_cli import SCRIPT, environment
 
@@ -293,3 +295,41 @@ async def test_the_async_twins_report_what_the_sync_ones_report(url: str) -> Non
     assert reads and reads[-1][1] >= total
     assert deletes[-1] == ("items deleted", total, total)
     assert erased == reads + deletes
+
+
+@pytest.mark.slow
+def test_consolidate_with_workers_draws_one_bar_of_every_scope_on_a_terminal(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    seed_scopes(url, 6)
+    argv = ("consolidate", "--url", url, "--model", MODEL, "--workers", "2", "--worker-id", "t")
+    code, out, err = run_on_a_terminal(tmp_path, *argv)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line.split(": ")[0] for line in lines] == ["t-1", "t-2"], out
+    assert sum(int(line.split(": Folded ")[1].split()[0]) for line in lines) == 12, out
+    counts = [int(n) for n in re.findall(r"consolidating: (\d+)scope \[", err)]
+    assert counts and counts == sorted(counts) and counts[-1] == 6, err
+    assert err.count("\n") == 1 and err.endswith("status=consolidated]\r\n"), err
+
+
+@pytest.mark.slow
+def test_run_workers_hands_progress_each_scope_once_as_it_is_done(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    seed_scopes(url, 5)
+    done: list[ScopeResult] = []
+    outcomes = run_workers(url, MODEL, 3, worker_id="p", progress=done.append)
+    assert sorted(result.namespace[-1] for result in done) == [f"user{n}" for n in range(5)]
+    assert {(result.status, result.folded) for result in done} == {("consolidated", 2)}
+    assert sum(outcome.folded for outcome in outcomes) == 10
+
+
+def test_consolidate_with_workers_refused_leaves_no_bar_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    argv = ("consolidate", "--url", "memory://", "--model", MODEL, "--workers", "2")
+    code, out, err = command(monkeypatch, *argv, terminal=True)
+    assert (code, out) == (2, "")
+    said = assert_bar(err, "consolidating: 0scope")
+    assert said.startswith("memory-plugin: several workers need a shared database: "), err

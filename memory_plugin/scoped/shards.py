@@ -12,6 +12,9 @@ A worker that dies (killed, out of memory) or stops on an error takes no other w
 it: the others finish their scopes, then the scopes whose lease the lost worker still holds
 are retried by a fresh worker process (`<id>-retry`) as soon as those leases expire, and the
 lost worker is reported as failed.
+
+While they work, each worker sends the parent a message per scope it finishes, over the pipe its
+outcome comes back on, and the parent hands each to `run_workers`' `progress` callable.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ import logging
 import multiprocessing
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import SpawnProcess
+from typing import TYPE_CHECKING
 
 from memory_plugin.backends.url import URL_ENV, parse_url
 from memory_plugin.scoped.leases import (
@@ -33,6 +37,11 @@ from memory_plugin.scoped.leases import (
     default_worker_id,
     leased_scopes,
 )
+
+if TYPE_CHECKING:
+    from memory_plugin.scoped.consolidation import ScopeResult
+
+Progress = Callable[["ScopeResult"], None]
 
 logger = logging.getLogger(__name__)
 MAX_WORKERS = 64
@@ -53,8 +62,11 @@ class WorkerOutcome:
     seconds: float
 
 
-def run_worker(url: str | None, model: str | None, worker: Worker) -> WorkerOutcome:
-    """Run one consolidation worker over the store at `url` (in this process)."""
+def run_worker(
+    url: str | None, model: str | None, worker: Worker, progress: Progress | None = None
+) -> WorkerOutcome:
+    """Run one consolidation worker over the store at `url` (in this process), calling
+    `progress` with each scope it finishes."""
     from memory_plugin.connection import connect
     from memory_plugin.models import resolve_model
     from memory_plugin.scoped.consolidation import consolidate
@@ -62,7 +74,7 @@ def run_worker(url: str | None, model: str | None, worker: Worker) -> WorkerOutc
     chat = resolve_model(model)
     with connect(url) as backend:
         began = time.perf_counter()
-        report = consolidate(backend.store, chat, worker=worker)
+        report = consolidate(backend.store, chat, progress=progress, worker=worker)
         seconds = time.perf_counter() - began
     return WorkerOutcome(
         worker.id,
@@ -85,9 +97,10 @@ def worker_ids(count: int, base: str | None) -> list[str]:
 
 
 def _work(sender: Connection, url: str | None, model: str | None, worker: Worker) -> None:
-    """A worker process: sends its outcome, or the error that stopped it, to the parent."""
+    """A worker process: sends each scope it finishes, then its outcome or the error that
+    stopped it, to the parent."""
     try:
-        sender.send(run_worker(url, model, worker))
+        sender.send(run_worker(url, model, worker, sender.send))
     except Exception as exc:
         sender.send(f"{type(exc).__name__}: {exc}")
     finally:
@@ -114,10 +127,12 @@ def _start(url: str | None, model: str | None, worker: Worker) -> tuple[Connecti
 
 
 def _run_processes(
-    url: str | None, model: str | None, workers: Sequence[Worker]
+    url: str | None, model: str | None, workers: Sequence[Worker], progress: Progress | None
 ) -> dict[str, WorkerOutcome | str]:
-    """Run each worker in a process of its own until every one has ended; for each worker
-    id, its outcome or why it has none."""
+    """Run each worker in a process of its own until every one has ended, handing each scope
+    a worker finishes to `progress`; for each worker id, its outcome or why it has none."""
+    from memory_plugin.scoped.consolidation import ScopeResult
+
     pending: dict[Connection, tuple[str, SpawnProcess]] = {}
     ended: dict[str, WorkerOutcome | str] = {}
     try:
@@ -127,11 +142,15 @@ def _run_processes(
         while pending:
             for ready in wait(list(pending)):
                 assert isinstance(ready, Connection)
-                wid, process = pending.pop(ready)
                 try:
                     sent: object = ready.recv()
                 except EOFError:
                     sent = None
+                if isinstance(sent, ScopeResult):
+                    if progress:
+                        progress(sent)
+                    continue
+                wid, process = pending.pop(ready)
                 process.join()
                 found = sent if isinstance(sent, WorkerOutcome) else _lost(sent, process.exitcode)
                 ended[wid] = found
@@ -189,12 +208,14 @@ def run_workers(
     *,
     worker_id: str | None = None,
     lease_seconds: float = LEASE_SECONDS,
+    progress: Progress | None = None,
 ) -> list[WorkerOutcome]:
     """Run `count` workers at once, one process each, each at its own share of the scopes;
     returns their outcomes in worker order, then those of the retries of lost workers'
     scopes (a lost worker's outcome is failed, naming why). A lease shorter than the model
     timeout of the job's base settings in the store at `url` is refused before any worker
-    starts (LeaseTooShortError)."""
+    starts (LeaseTooShortError). `progress` is called (in this process) with each scope a
+    worker finishes, as it finishes."""
     from memory_plugin.connection import connect
     from memory_plugin.models import resolve_model
     from memory_plugin.scoped.consolidation import check_job_lease
@@ -210,11 +231,11 @@ def run_workers(
     with connect(url) as backend:
         check_job_lease(backend.store, lease_seconds)
     resolve_model(model)
-    ended = _run_processes(url, model, workers)
+    ended = _run_processes(url, model, workers, progress)
     lost = {wid: found for wid, found in ended.items() if isinstance(found, str)}
     held = _await_leases(url, lost) if lost else {}
     again = [replace(retries[wid], only=frozenset(held[wid])) for wid in lost if held[wid]]
-    retried = _run_processes(url, model, again) if again else {}
+    retried = _run_processes(url, model, again, progress) if again else {}
     return [_outcome(wid, ended[wid], _retried(held.get(wid), retries[wid])) for wid in ids] + [
         _outcome(worker.id, retried[worker.id]) for worker in again
     ]
