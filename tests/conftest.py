@@ -231,3 +231,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left_out)
         kept = set(left_out)
         items[:] = [item for item in items if item not in kept]
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one pytest-xdist worker more than the cores this run may use, since many
+    tests wait on a process or a server they started (3 workers on 2 cores: 10.4 min, against
+    11.4 with 2)."""
+    return len(os.sched_getaffinity(0)) + 1
