@@ -16,16 +16,14 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from tests.openai_server import Reply
 from tests.provider_rules import anthropic_problems
+from tests.scripted_server import JSONHandler, ScriptedServer
 
 API_KEY = "x"
 VERSION_HEADER = "anthropic-version"
@@ -87,95 +85,37 @@ def blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @dataclass
-class AnthropicServer:
+class AnthropicServer(ScriptedServer[Request, Reply]):
     """The scripted server; `base_url` is what ChatAnthropic's base_url should be."""
 
-    lifetime: float = 300.0
-    requests: list[Request] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    _script: deque[Reply] = field(default_factory=deque)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _server: ThreadingHTTPServer | None = None
-    _timer: threading.Timer = field(init=False)
-
-    def __post_init__(self) -> None:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        server.daemon_threads = True
-        self._server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.close)
-        self._timer.daemon = True
-        self._timer.start()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """The Messages API handler."""
+        return _handler(self)
 
     @property
     def base_url(self) -> str:
         """The server's address (the SDK adds /v1/messages)."""
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def script(self, *replies: Reply) -> None:
-        """Queue replies, answered in order."""
-        with self._lock:
-            self._script.extend(replies)
-
-    @property
-    def unanswered(self) -> list[Reply]:
-        """Scripted replies not asked for yet."""
-        with self._lock:
-            return list(self._script)
-
-    def _next(self, request: Request) -> Reply | None:
-        with self._lock:
-            self.requests.append(request)
-            return self._script.popleft() if self._script else None
-
-    def _refuse(self, request: Request, why: str) -> None:
-        with self._lock:
-            self.requests.append(request)
-            self.refused.append(why)
-
-    def close(self) -> None:
-        """Stop listening."""
-        self._timer.cancel()
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        return self.address
 
 
 def _handler(owner: AnthropicServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
+    class Handler(JSONHandler):
         def do_POST(self) -> None:
-            size = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(size) or b"{}")
+            body = self.read_json()
             request = Request({k.lower(): v for k, v in self.headers.items()}, body)
             if self.path.split("?")[0] != "/v1/messages":
                 self._json(404, _error("not_found_error", f"unknown path {self.path}"))
                 return
             if API_KEY not in (request.key, request.bearer):
-                owner._refuse(request, "authentication")
+                owner.refuse(request, "authentication")
                 self._json(401, _error("authentication_error", "invalid x-api-key"))
                 return
             refused = invalid(request)
             if refused:
-                owner._refuse(request, refused)
+                owner.refuse(request, refused)
                 self._json(400, _error("invalid_request_error", refused))
                 return
-            reply = owner._next(request)
+            reply = owner.take(request)
             if reply is None:
                 self._json(500, _error("api_error", "no scripted reply left"))
             elif body.get("stream"):
@@ -184,19 +124,10 @@ def _handler(owner: AnthropicServer) -> type[BaseHTTPRequestHandler]:
                 self._json(200, _message(reply, str(body["model"])))
 
         def _json(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("request-id", f"req_{len(owner.requests)}")
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_json(status, payload, {"request-id": f"req_{len(owner.requests)}"})
 
         def _stream(self, reply: Reply, model: str) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.end_headers()
+            self.start_events()
             for event in _events(reply, model):
                 line = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
                 self.wfile.write(line.encode())

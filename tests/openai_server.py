@@ -19,16 +19,14 @@ import json
 import re
 import socket
 import struct
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from tests.provider_rules import openai_strict_problems
+from tests.scripted_server import JSONHandler, ScriptedServer
 
 API_KEY = "sk-test-not-a-real-key"
 
@@ -123,44 +121,19 @@ def _content(message: dict[str, Any]) -> str:
 
 
 @dataclass
-class OpenAIServer:
+class OpenAIServer(ScriptedServer[Request, Reply]):
     """The scripted server; `base_url` is what OPENAI_BASE_URL should be."""
 
-    lifetime: float = 300.0
     fallback: Callable[[Request], Reply] | None = None
-    requests: list[Request] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    _script: deque[Reply] = field(default_factory=deque)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _closing: threading.Event = field(default_factory=threading.Event)
-    _server: ThreadingHTTPServer | None = None
-    _timer: threading.Timer = field(init=False)
 
-    def __post_init__(self) -> None:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        server.daemon_threads = True
-        self._server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.close)
-        self._timer.daemon = True
-        self._timer.start()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """The chat-completions handler."""
+        return _handler(self)
 
     @property
     def base_url(self) -> str:
         """The API base URL, http://127.0.0.1:<port>/v1."""
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def script(self, *replies: Reply) -> None:
-        """Queue replies, answered in order."""
-        with self._lock:
-            self._script.extend(replies)
-
-    @property
-    def unanswered(self) -> list[Reply]:
-        """Scripted replies not asked for yet."""
-        with self._lock:
-            return list(self._script)
+        return f"{self.address}/v1"
 
     @property
     def completions(self) -> list[Request]:
@@ -169,53 +142,26 @@ class OpenAIServer:
             return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
     def _next(self, request: Request) -> Reply:
-        with self._lock:
-            self.requests.append(request)
-            if self._script:
-                return self._script.popleft()
+        reply = self.take(request)
+        if reply is not None:
+            return reply
         if self.fallback is not None:
             return self.fallback(request)
         last = _content(request.messages[-1]) if request.messages else ""
         return failure(500, f"no scripted reply left for a request ending {last[:80]!r}")
 
-    def close(self) -> None:
-        """Stop listening and release any hanging request."""
-        self._closing.set()
-        self._timer.cancel()
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
 
 def _handler(owner: OpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
+    class Handler(JSONHandler):
         def do_POST(self) -> None:
-            size = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(size) or b"{}")
+            body = self.read_json()
             if not self.path.endswith("/chat/completions"):
                 self._json(404, _error(f"unknown path {self.path}", "invalid_request_error"))
                 return
             request = Request(self.path, body)
             refused = invalid(request)
             if refused:
-                with owner._lock:
-                    owner.requests.append(request)
-                    owner.refused.append(refused)
+                owner.refuse(request, refused)
                 self._json(400, _error(refused, "invalid_request_error"))
                 return
             reply = owner._next(request)
@@ -235,21 +181,13 @@ def _handler(owner: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._json(200, _completion(reply, model))
 
         def _json(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("x-request-id", f"req_{len(owner.requests)}")
+            headers = {"x-request-id": f"req_{len(owner.requests)}"}
             if status == 429:
-                self.send_header("retry-after-ms", "10")
-            self.end_headers()
-            self.wfile.write(data)
+                headers["retry-after-ms"] = "10"
+            self.send_json(status, payload, headers)
 
         def _stream(self, reply: Reply, model: str, usage: bool) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.end_headers()
+            self.start_events()
             chunks = _chunks(reply, model, usage)
             for chunk in chunks[: reply.cut_after]:
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
