@@ -22,20 +22,9 @@ Schema = Mapping[str, Any]
 # FUNCTIONS (`name`) and TOOLS (`name`): a-z, A-Z, 0-9, underscores and dashes, 1 to 64.
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
-# SCHEMAS "Supported types": String, Number, Boolean, Integer, Object, Array, Enum, anyOf
-# (and null in a union, "Although all fields must be required...emulate an optional
-# parameter by using a union type with null").
-OPENAI_TYPES = {"string", "number", "boolean", "integer", "object", "array", "null"}
-# SCHEMAS "Supported properties" (string: pattern, format; number: multipleOf, maximum,
-# exclusiveMaximum, minimum, exclusiveMinimum; array: minItems, maxItems), the structural
-# keywords of its examples (type, properties, required, additionalProperties, items, enum,
-# const, anyOf, $ref and $defs/definitions under "Definitions are supported") and the
-# annotations description and title. Anything else, `default` among it, is not on the list
-# ("Some type-specific keywords are not yet supported": allOf, not, if/then/else,
-# patternProperties, dependentRequired...); Azure OpenAI refuses a `default`
-# (https://github.com/openai/openai-agents-python/issues/4390) and OpenAI's own SDK strips
-# `default: null` before it sends a strict schema (openai/lib/_pydantic.py).
-OPENAI_KEYWORDS = {
+# The structural keywords and annotations both providers' schemas take (SCHEMAS and LIMITS below
+# each name them among what they support).
+STRUCTURE = {
     "type",
     "properties",
     "required",
@@ -49,6 +38,22 @@ OPENAI_KEYWORDS = {
     "definitions",
     "description",
     "title",
+}
+
+# SCHEMAS "Supported types": String, Number, Boolean, Integer, Object, Array, Enum, anyOf
+# (and null in a union, "Although all fields must be required...emulate an optional
+# parameter by using a union type with null").
+OPENAI_TYPES = {"string", "number", "boolean", "integer", "object", "array", "null"}
+# SCHEMAS "Supported properties" (string: pattern, format; number: multipleOf, maximum,
+# exclusiveMaximum, minimum, exclusiveMinimum; array: minItems, maxItems), the structural
+# keywords of its examples (type, properties, required, additionalProperties, items, enum,
+# const, anyOf, $ref and $defs/definitions under "Definitions are supported") and the
+# annotations description and title. Anything else, `default` among it, is not on the list
+# ("Some type-specific keywords are not yet supported": allOf, not, if/then/else,
+# patternProperties, dependentRequired...); Azure OpenAI refuses a `default`
+# (https://github.com/openai/openai-agents-python/issues/4390) and OpenAI's own SDK strips
+# `default: null` before it sends a strict schema (openai/lib/_pydantic.py).
+OPENAI_KEYWORDS = STRUCTURE | {
     "pattern",
     "format",
     "multipleOf",
@@ -78,24 +83,7 @@ OPENAI_LONG_ENUM_CHARS = 15_000
 # recursive schemas, external $ref. (Anthropic's SDK, anthropic/lib/_parse/_transform.py,
 # moves every other keyword, `default` among them, into the description.)
 ANTHROPIC_TYPES = OPENAI_TYPES
-ANTHROPIC_KEYWORDS = {
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "allOf",
-    "$ref",
-    "$defs",
-    "definitions",
-    "description",
-    "title",
-    "format",
-    "minItems",
-}
+ANTHROPIC_KEYWORDS = STRUCTURE | {"allOf", "format", "minItems"}
 ANTHROPIC_FORMATS = {
     "date-time",
     "time",
@@ -137,12 +125,7 @@ def _openai_schema(root: Schema) -> list[str]:
     problems: list[str] = []
     properties = enum_values = string_size = 0
     for path, depth, node in _nodes(root):
-        problems += [
-            f"{path}: keyword {key!r} is not supported"
-            for key in node
-            if key not in OPENAI_KEYWORDS
-        ]
-        problems += _types(path, node, OPENAI_TYPES)
+        problems += _unsupported(path, node, OPENAI_KEYWORDS, OPENAI_TYPES)
         if _is_object(node):
             named = list(node.get("properties") or {})
             properties += len(named)
@@ -201,12 +184,7 @@ def anthropic_problems(tools: Sequence[Schema]) -> list[str]:
 def _anthropic_strict(root: Schema) -> list[str]:
     problems: list[str] = []
     for path, _, node in _nodes(root):
-        problems += [
-            f"{path}: keyword {key!r} is not supported"
-            for key in node
-            if key not in ANTHROPIC_KEYWORDS
-        ]
-        problems += _types(path, node, ANTHROPIC_TYPES)
+        problems += _unsupported(path, node, ANTHROPIC_KEYWORDS, ANTHROPIC_TYPES)
         if _is_object(node) and node.get("additionalProperties") is not False:
             problems.append(f"{path}: additionalProperties is not false")
         if "format" in node and node["format"] not in ANTHROPIC_FORMATS:
@@ -241,10 +219,12 @@ def _is_object(node: Schema) -> bool:
     return node.get("type") == "object" or "properties" in node
 
 
-def _types(path: str, node: Schema, allowed: set[str]) -> list[str]:
+def _unsupported(path: str, node: Schema, keywords: set[str], types: set[str]) -> list[str]:
     named = node.get("type")
     listed = named if isinstance(named, list) else [] if named is None else [named]
-    return [f"{path}: type {kind!r} is not supported" for kind in listed if kind not in allowed]
+    return [f"{path}: keyword {key!r} is not supported" for key in node if key not in keywords] + [
+        f"{path}: type {kind!r} is not supported" for kind in listed if kind not in types
+    ]
 
 
 def _optional(node: Schema) -> list[str]:

@@ -12,45 +12,30 @@ from typing import Any
 import pytest
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import RunnableConfig
 from pydantic import SecretStr
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.agent import AgentMemory
-from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
-from memory_plugin.scoped import ScopedMemory
+from memory_plugin.profile.memory import wait_for_profiles
 from memory_plugin.settings import MemorySettings
 from tests.anthropic_server import API_KEY, AnthropicServer, blocks, text_of
 from tests.openai_server import call, text
 from tests.provider_rules import anthropic_problems
+from tests.remembered_fact import (
+    FACT,
+    FIRST_TURN,
+    SECOND_TURN,
+    SYSTEM,
+    TOLD,
+    Graph,
+    ask,
+    atell,
+    check_second_turn,
+    config,
+    tell,
+)
 
-ANN = MemoryContext(user_id="ann", workspace_id="acme")
 ANN_WITH_AGENT = MemoryContext(user_id="ann", workspace_id="acme", agent_id="helper")
-SYSTEM = "You are a helpful assistant with durable memory."
-TOLD = "I'm Ann. Remember that the release freeze starts on Friday."
-FACT = "The release freeze starts on Friday"
-ANSWER = "Noted: the release freeze starts on Friday."
-PROFILE = """# User Memory
-
-## Identity
-- Name is Ann.
-
-## Communication Preferences
-_(empty)_
-
-## Work Context
-- Release freeze starts on Friday.
-
-## Skills & Expertise
-_(empty)_
-
-## Recent Topics
-_(empty)_
-
-## Open Questions / Follow-ups
-_(empty)_"""
-FIRST_TURN = [call("remember", text=FACT), text(ANSWER), text(PROFILE)]
-SECOND_TURN = [text("From memory: the freeze starts on Friday."), text("NOOP")]
 STORE_WITH_NULLS = call(
     "memory_store",
     key="freeze",
@@ -80,8 +65,14 @@ def claude(server: AnthropicServer, streaming: bool) -> ChatAnthropic:
     )
 
 
-def config(thread: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread}}
+def graph_on(server: AnthropicServer, streaming: bool, backend: Backend) -> Graph:
+    """The prebuilt graph over ChatAnthropic, with the memory tools and the system prompt."""
+    return create_memory_graph(
+        claude(server, streaming),
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        system_prompt=SYSTEM,
+    )
 
 
 def check_first_turn(server: AnthropicServer, streaming: bool) -> None:
@@ -116,38 +107,18 @@ def check_first_turn(server: AnthropicServer, streaming: bool) -> None:
     assert "durable profile of one user" in profile.system
 
 
-def check_second_turn(server: AnthropicServer) -> None:
-    """The next thread's request carries the note and the profile in its system prompt."""
-    request = server.requests[3]
-    assert "<recent_memory_notes>" in request.system and FACT in request.system
-    assert "<user_memory>" in request.system and "- Name is Ann." in request.system
-    assert [m["role"] for m in request.messages] == ["user"]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
 def test_a_remembered_fact_through_chatanthropic(
     backend: Backend, server: AnthropicServer, streaming: bool
 ) -> None:
     server.script(*FIRST_TURN)
-    graph = create_memory_graph(
-        claude(server, streaming),
-        store=backend.store,
-        checkpointer=backend.checkpointer,
-        system_prompt=SYSTEM,
-    )
-    out = graph.invoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
-    assert out["messages"][-1].text == ANSWER
-    assert wait_for_profiles()  # the profile request is made in the background
+    graph = graph_on(server, streaming, backend)
+    tell(graph, backend.store)
     check_first_turn(server, streaming)
-    assert [n.text for n in ScopedMemory(backend.store).list_notes(ANN)] == [f"- {FACT}"]
-    profile = ProfileMemory(backend.store).read(ANN)
-    assert profile is not None and profile.sections["Identity"] == ("Name is Ann.",)
     server.script(*SECOND_TURN)
-    ask = {"messages": [HumanMessage("When does the freeze start?")]}
-    out = graph.invoke(ask, config("t2"), context=ANN)
-    assert out["messages"][-1].text == "From memory: the freeze starts on Friday."
-    check_second_turn(server)
+    ask(graph)
+    check_second_turn(server.requests[3], ["user"])
 
 
 @pytest.mark.slow
@@ -156,18 +127,9 @@ async def test_a_remembered_fact_through_chatanthropic_async(
     abackend: Backend, server: AnthropicServer, streaming: bool
 ) -> None:
     server.script(*FIRST_TURN)
-    graph = create_memory_graph(
-        claude(server, streaming),
-        store=abackend.store,
-        checkpointer=abackend.checkpointer,
-        system_prompt=SYSTEM,
-    )
-    out = await graph.ainvoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
-    assert out["messages"][-1].text == ANSWER
-    await await_profiles()  # the profile request is made in the background
+    graph = graph_on(server, streaming, abackend)
+    await atell(graph, abackend.store)
     check_first_turn(server, streaming)
-    notes = await ScopedMemory(abackend.store).alist_notes(ANN)
-    assert [n.text for n in notes] == [f"- {FACT}"]
 
 
 def check_strict(request: Any) -> None:

@@ -20,7 +20,6 @@ from typing import Any, cast
 
 import pytest
 from langchain_core.messages import AIMessageChunk, HumanMessage
-from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from openai import APIConnectionError, APITimeoutError, InternalServerError, RateLimitError
@@ -28,7 +27,7 @@ from pydantic import SecretStr
 
 from memory_plugin import Backend, MemoryContext, connect, create_memory_graph
 from memory_plugin.agent import AgentMemory
-from memory_plugin.profile.memory import ProfileMemory, await_profiles, wait_for_profiles
+from memory_plugin.profile.memory import ProfileMemory, wait_for_profiles
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import ENCODING_LOAD_SECONDS, counter_for
@@ -47,38 +46,26 @@ from tests.openai_server import (
     unreachable_url,
 )
 from tests.provider_rules import openai_strict_problems
+from tests.remembered_fact import (
+    ANN,
+    ANSWER,
+    ASK,
+    FACT,
+    FIRST_TURN,
+    RECALLED,
+    SECOND_TURN,
+    SYSTEM,
+    TOLD,
+    aask,
+    ask,
+    atell,
+    check_second_turn,
+    config,
+    tell,
+)
 
-ANN = MemoryContext(user_id="ann", workspace_id="acme")
 CHAT_TIMEOUT = 120
 CONSOLE = Path(sys.executable).parent / "memory-plugin"
-SYSTEM = "You are a helpful assistant with durable memory."
-TOLD = "I'm Ann. Remember that the release freeze starts on Friday."
-FACT = "The release freeze starts on Friday"
-PROFILE = """# User Memory
-
-## Identity
-- Name is Ann.
-
-## Communication Preferences
-_(empty)_
-
-## Work Context
-- Release freeze starts on Friday.
-
-## Skills & Expertise
-_(empty)_
-
-## Recent Topics
-_(empty)_
-
-## Open Questions / Follow-ups
-_(empty)_"""
-FIRST_TURN = [
-    call("remember", text=FACT),
-    text("Noted: the release freeze starts on Friday."),
-    text(PROFILE),
-]
-SECOND_TURN = [text("From memory: the freeze starts on Friday."), text("NOOP")]
 
 
 @pytest.fixture
@@ -96,10 +83,6 @@ def openai_model(server: OpenAIServer, streaming: bool, **options: Any) -> ChatO
             patch.setenv(name, value)
         patch.delenv("OPENAI_API_BASE", raising=False)
         return ChatOpenAI(model="gpt-test", streaming=streaming, **options)
-
-
-def config(thread: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread}}
 
 
 def check_first_turn(server: OpenAIServer, streaming: bool) -> None:
@@ -126,14 +109,6 @@ def check_first_turn(server: OpenAIServer, streaming: bool) -> None:
     assert server.unanswered == [] and server.refused == []
 
 
-def check_second_turn(server: OpenAIServer) -> None:
-    """The next thread's request carries the note and the profile in its system message."""
-    request = server.completions[3]
-    assert "<recent_memory_notes>" in request.system and FACT in request.system
-    assert "<user_memory>" in request.system and "- Name is Ann." in request.system
-    assert [m["role"] for m in request.messages] == ["system", "user"]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streaming"])
 def test_a_remembered_fact_through_chatopenai(
@@ -144,19 +119,11 @@ def test_a_remembered_fact_through_chatopenai(
     graph = create_memory_graph(
         model, store=backend.store, checkpointer=backend.checkpointer, system_prompt=SYSTEM
     )
-    out = graph.invoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
-    assert out["messages"][-1].text == "Noted: the release freeze starts on Friday."
-    assert wait_for_profiles()  # the profile request is made in the background
+    tell(graph, backend.store)
     check_first_turn(server, streaming)
-    assert [n.text for n in ScopedMemory(backend.store).list_notes(ANN)] == [f"- {FACT}"]
-    profile = ProfileMemory(backend.store).read(ANN)
-    assert profile is not None and profile.sections["Identity"] == ("Name is Ann.",)
     server.script(*SECOND_TURN)
-    out = graph.invoke(
-        {"messages": [HumanMessage("When does the freeze start?")]}, config("t2"), context=ANN
-    )
-    assert out["messages"][-1].text == "From memory: the freeze starts on Friday."
-    check_second_turn(server)
+    ask(graph)
+    check_second_turn(server.completions[3], ["system", "user"])
 
 
 @pytest.mark.slow
@@ -169,17 +136,11 @@ async def test_a_remembered_fact_through_chatopenai_async(
     graph = create_memory_graph(
         model, store=abackend.store, checkpointer=abackend.checkpointer, system_prompt=SYSTEM
     )
-    out = await graph.ainvoke({"messages": [HumanMessage(TOLD)]}, config("t1"), context=ANN)
-    assert out["messages"][-1].text == "Noted: the release freeze starts on Friday."
-    await await_profiles()  # the profile request is made in the background
+    await atell(graph, abackend.store)
     check_first_turn(server, streaming)
-    notes = await ScopedMemory(abackend.store).alist_notes(ANN)
-    assert [n.text for n in notes] == [f"- {FACT}"]
     server.script(*SECOND_TURN)
-    ask = {"messages": [HumanMessage("When does the freeze start?")]}
-    out = await graph.ainvoke(ask, config("t2"), context=ANN)
-    assert out["messages"][-1].text == "From memory: the freeze starts on Friday."
-    check_second_turn(server)
+    await aask(graph)
+    check_second_turn(server.completions[3], ["system", "user"])
 
 
 @pytest.mark.slow
@@ -202,7 +163,7 @@ def test_tokens_stream_out_of_the_graph_as_the_server_sends_them(
         if meta["langgraph_node"] == "agent" and isinstance(chunk, AIMessageChunk):
             pieces += [chunk.text] if chunk.text else []
             calls += chunk.tool_call_chunks
-    assert "".join(pieces) == "Noted: the release freeze starts on Friday."
+    assert "".join(pieces) == ANSWER
     assert len(pieces) > 3
     assert calls[0]["name"] == "remember" and len(calls) > 2
     assert json.loads("".join(c["args"] or "" for c in calls)) == {"text": FACT}
@@ -355,7 +316,7 @@ def test_the_chatbot_remembers_across_sessions_through_chatopenai(
     first = chatbot(tmp_path, server.base_url, *url, stdin=f"{TOLD}\n/notes\n/quit\n", model=model)
     assert first.returncode == 0, first.stderr
     assert "  ↳ remember(text='The release freeze starts on Friday')" in first.stdout
-    assert "assistant> Noted: the release freeze starts on Friday." in first.stdout
+    assert f"assistant> {ANSWER}" in first.stdout
     assert re.search(rf"you> 1\. - \[\d{{4}}-\d\d-\d\d\] {FACT}\n", first.stdout)
     check_first_turn(server, streaming)
     server.script(*SECOND_TURN)
@@ -365,12 +326,12 @@ def test_the_chatbot_remembers_across_sessions_through_chatopenai(
         *url,
         "--thread",
         "next-day",
-        stdin="When does the freeze start?\n/quit\n",
+        stdin=f"{ASK}\n/quit\n",
         model=model,
     )
     assert second.returncode == 0, second.stderr
-    assert "assistant> From memory: the freeze starts on Friday." in second.stdout
-    check_second_turn(server)
+    assert f"assistant> {RECALLED}" in second.stdout
+    check_second_turn(server.completions[3], ["system", "user"])
     assert (tmp_path / ".memory" / "memory.db").is_file() is (kind == "sqlite")
 
 

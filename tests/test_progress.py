@@ -25,7 +25,7 @@ from memory_plugin.privacy import Forgetter, Owner, aerase_user
 from memory_plugin.scoped.consolidation import ScopeResult
 from memory_plugin.scoped.shards import run_workers
 from tests.conftest import url_for
-from tests.test_cli import SCRIPT, environment
+from tests.test_cli import SCRIPT, cli, environment
 
 ANN = MemoryContext(user_id="ann")
 ANN_ACME = MemoryContext(user_id="ann", workspace_id="acme")
@@ -236,14 +236,7 @@ def test_the_console_script_draws_on_a_terminal_and_not_in_a_pipe(tmp_path: Path
         "Exported user 'ann': personal memory in no workspace (personal) and workspaces acme; "
         f"{PERSONAL + IN_ACME} items.\r\n"
     ), err
-    piped = subprocess.run(
-        [str(SCRIPT), "delete-user", "ann", "--url", url],
-        cwd=tmp_path,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    piped = cli(tmp_path, "delete-user", "ann", "--url", url)
     assert (piped.returncode, piped.stderr) == (0, "")
     assert piped.stdout.startswith(f"Deleted user 'ann': {PERSONAL + IN_ACME} scoped_memory, ")
 
@@ -252,14 +245,7 @@ def test_the_console_script_draws_on_a_terminal_and_not_in_a_pipe(tmp_path: Path
 def test_consolidate_with_workers_stays_quiet_in_a_pipe(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'memory.db'}"
     seed_scopes(url, 4)
-    done = subprocess.run(
-        [str(SCRIPT), "consolidate", "--url", url, "--model", MODEL, "--workers", "2"],
-        cwd=tmp_path,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = cli(tmp_path, "consolidate", "--url", url, "--model", MODEL, "--workers", "2")
     assert done.returncode == 0, done.stderr
     assert "\r" not in done.stderr and "consolidating" not in done.stderr
     lines = done.stdout.splitlines()
