@@ -6,8 +6,8 @@ import argparse
 import os
 import secrets
 import sys
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from memory_plugin.safety import Check
     from memory_plugin.scope.context import MemoryContext
+    from memory_plugin.scoped.consolidation import ScopeResult
     from memory_plugin.scoped.documents import Document
 
 
@@ -47,12 +48,31 @@ def _screening(check: Check | None, model: BaseChatModel | None) -> AbstractCont
     return screening(screen_from(check, SettingsCache(None).base, model))
 
 
-def _consolidate(args: argparse.Namespace) -> int:
+@contextmanager
+def _scopes_bar() -> Iterator[Callable[[ScopeResult], None]]:
+    """A bar of the scopes consolidated, on standard error when it is a terminal (nothing in a
+    pipe), cleared if the run fails; what is logged meanwhile goes on a line above it."""
     from tqdm import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
 
+    bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr, disable=None)
+    with bar, logging_redirect_tqdm():
+
+        def progress(result: ScopeResult) -> None:
+            bar.update(1)
+            bar.set_postfix(folded=result.folded, status=result.status)
+
+        try:
+            yield progress
+        except BaseException:
+            bar.leave = False
+            raise
+
+
+def _consolidate(args: argparse.Namespace) -> int:
     from memory_plugin.connection import connect
     from memory_plugin.models import resolve_model
-    from memory_plugin.scoped.consolidation import ScopeResult, check_job_lease, consolidate
+    from memory_plugin.scoped.consolidation import check_job_lease, consolidate
     from memory_plugin.scoped.leases import Worker
     from memory_plugin.scoped.shards import worker_ids
 
@@ -64,13 +84,7 @@ def _consolidate(args: argparse.Namespace) -> int:
     model = resolve_model(args.model)
     with connect(args.url) as backend:
         check_job_lease(backend.store, worker.lease_seconds, option="--lease-seconds")
-        bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr, disable=None)
-        with _screening(args.screen, model), bar:
-
-            def progress(result: ScopeResult) -> None:
-                bar.update(1)
-                bar.set_postfix(folded=result.folded, status=result.status)
-
+        with _screening(args.screen, model), _scopes_bar() as progress:
             report = consolidate(backend.store, model, progress=progress, worker=worker)
     for result in report.failed:
         print(f"failed: {'/'.join(result.namespace[1:])}: {result.error}", file=sys.stderr)
@@ -81,34 +95,21 @@ def _consolidate(args: argparse.Namespace) -> int:
 def _consolidate_workers(args: argparse.Namespace) -> int:
     """`consolidate --workers N`: N worker processes at once, one bar of the scopes they
     finish (on a terminal), one summary line each."""
-    from tqdm import tqdm
-
-    from memory_plugin.scoped.consolidation import ScopeResult
     from memory_plugin.scoped.leases import LeaseTooShortError
     from memory_plugin.scoped.shards import run_workers
 
-    bar = tqdm(desc="consolidating", unit="scope", file=sys.stderr, disable=None)
-
-    def progress(result: ScopeResult) -> None:
-        bar.update(1)
-        bar.set_postfix(folded=result.folded, status=result.status)
-
     try:
-        outcomes = run_workers(
-            args.url,
-            args.model,
-            args.workers,
-            worker_id=args.worker_id,
-            lease_seconds=args.lease_seconds,
-            progress=progress,
-        )
-    except BaseException as exc:
-        bar.leave = False
-        if isinstance(exc, LeaseTooShortError):
-            raise exc.named("--lease-seconds") from None
-        raise
-    finally:
-        bar.close()
+        with _scopes_bar() as progress:
+            outcomes = run_workers(
+                args.url,
+                args.model,
+                args.workers,
+                worker_id=args.worker_id,
+                lease_seconds=args.lease_seconds,
+                progress=progress,
+            )
+    except LeaseTooShortError as exc:
+        raise exc.named("--lease-seconds") from None
     for outcome in outcomes:
         for failure in outcome.failed:
             print(f"failed: {failure} (worker {outcome.worker})", file=sys.stderr)

@@ -16,8 +16,11 @@ import subprocess
 import termios
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from memory_plugin import MemoryContext, ScopedMemory, aconnect, connect
 from memory_plugin.cli import main
@@ -25,6 +28,7 @@ from memory_plugin.privacy import Forgetter, Owner, aerase_user
 from memory_plugin.scoped.consolidation import ScopeResult
 from memory_plugin.scoped.shards import run_workers
 from tests.conftest import url_for
+from tests.fakes import MergingModel
 from tests.test_cli import SCRIPT, cli, environment
 
 ANN = MemoryContext(user_id="ann")
@@ -319,3 +323,31 @@ def test_consolidate_with_workers_refused_leaves_no_bar_behind(
     assert (code, out) == (2, "")
     said = assert_bar(err, "consolidating: 0scope")
     assert said.startswith("memory-plugin: several workers need a shared database: "), err
+
+
+class HalfRefusingModel(MergingModel):
+    """Merges every scope's notes but user1's, whose consolidation it refuses."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        if "user 1 " in str(messages[-1].content):
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("I can't help."))])
+        return super()._generate(messages, *args, **kwargs)
+
+
+def half_refusing_model() -> HalfRefusingModel:
+    """`--model tests.test_progress:half_refusing_model`."""
+    return HalfRefusingModel()
+
+
+def test_a_warning_during_consolidate_gets_a_line_above_the_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    seed_scopes(url, 3)
+    argv = ("consolidate", "--url", url, "--model", "tests.test_progress:half_refusing_model")
+    code, out, err = command(monkeypatch, *argv, terminal=True)
+    assert code == 1 and out.startswith("Folded 4 notes into 2 of 3 scopes; 1 failed"), out
+    shown = [line.rsplit("\r", 1)[-1] for line in err.split("\n")]
+    warned = [line for line in shown if "consolidation of personal/user1 failed" in line]
+    assert warned, err
+    assert all(line.startswith("consolidation of personal/user1 failed") for line in warned), err
