@@ -6,6 +6,7 @@ Run: python bench/context_replay.py [--tokens 400000] [--window 128000] [--seed 
      [--backend memory://] [--prompt-tokens 0] [--per-turn] [--json out.json]
      python bench/context_replay.py --session [--turns 50] [--window 24000] [--json out.json]
      python bench/context_replay.py --session --removals [--turns 50] [--window 24000]
+     python bench/context_replay.py --bill [--windows 32000,48000,64000,128000] [--json out.json]
 
 Two conversations, each run through `create_memory_graph` built as a user would (the backend
 from `connect`, every memory kind on its defaults) with fake models standing for the LLM:
@@ -30,6 +31,15 @@ summaries, flush notes and profile rewrites and counts them.
   console deletes it) and a profile fact the user corrects (the maintenance model replaces the
   bullet); it reports both, and counts the calls after a removal whose system message or
   `<memory_update>` still holds the removed text (it must be 0).
+- `--bill` (issue 37, point 3) runs the session and its removals variant at every window of
+  `--windows` through our graph and through LangChain's `create_agent` with
+  SummarizationMiddleware and ContextEditingMiddleware at our defaults' thresholds (built as
+  bench/product.py builds that side; it has no memory: its `remember` stores nothing); one
+  table: input tokens, the tokens in the previous request's byte prefix (what a provider
+  caches), the bill with cached input at 10% and at 50% of the normal price (in full-price
+  tokens, the plugin's counter, tools included, agent model calls only), the share of calls
+  keeping the previous request as a byte prefix and the breaks a removal caused, with the
+  host's load.
 
 The headline, measured from the bytes sent and nothing else: for every agent model call the
 request a provider receives is recorded, the bound tools (`convert_to_openai_tool`, in order)
@@ -67,6 +77,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from host import HostLoad
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    ClearToolUsesEdit,
+    ContextEditingMiddleware,
+    SummarizationMiddleware,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -80,6 +97,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from memory_plugin import (
@@ -312,6 +330,12 @@ def run_query(arg: str) -> str:
 def read_log(arg: str) -> str:
     """Read a log excerpt."""
     return output_text(Call("read_log", arg, _sizes[arg]))
+
+
+@tool(REMEMBER)
+def remember_note(text: str) -> str:
+    """Save a note (LangChain's side: stored nowhere, shown nowhere)."""
+    return "Noted."
 
 
 _sizes: dict[str, int] = {}
@@ -766,6 +790,138 @@ def delete_newest_note(scoped: ScopedMemory, first_call: int) -> list[tuple[int,
     return [(first_call, newest.body)]
 
 
+def replay_langchain(
+    seed: int, window: int, settings: MemorySettings, session_turns: int, removals: bool
+) -> Report:
+    """The same scripted session through LangChain's `create_agent` with
+    SummarizationMiddleware and ContextEditingMiddleware at our defaults' thresholds, built as
+    bench/product.py builds it (no memory: `remember` stores nothing, a removal has nothing
+    to take out of the prompt)."""
+    counter = counter_for(None)
+    turns = session_script(seed, session_turns, removals)
+    _sizes.clear()
+    _sizes.update({c.arg: c.out_chars for t in turns for step in t.steps for c in step})
+    maintenance = MaintenanceChat()
+    model = ReplayChat(
+        turns=turns,
+        counter=counter,
+        maintenance=maintenance,
+        system_prompt=SYSTEM_PROMPT,
+        profile={"max_input_tokens": window},
+    )
+    clear = ClearToolUsesEdit(
+        trigger=int(settings.masking_trigger_ratio * window),
+        clear_at_least=int(settings.masking_min_clear_ratio * window),
+        keep=settings.masking_keep_recent,
+    )
+    graph = create_agent(
+        model,
+        tools=[fetch_page, run_query, read_log, remember_note],
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[
+            SummarizationMiddleware(
+                model=model,
+                summarizer=maintenance,
+                trigger=("fraction", settings.summarization_trigger_ratio),
+                keep=("fraction", settings.summarization_keep_ratio),
+            ),
+            ContextEditingMiddleware(edits=[clear]),
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": f"lc-{seed}"}, "recursion_limit": 200}
+    turn_ms: list[float] = []
+    started = time.perf_counter()
+    for n, turn in enumerate(turns):
+        model.turn, model.step = n, 0
+        question = HumanMessage(turn.question)
+        model.raw.append(question)
+        begin = time.perf_counter()
+        graph.invoke({"messages": [question]}, config)
+        turn_ms.append((time.perf_counter() - begin) * 1000)
+    seconds = time.perf_counter() - started
+    report = summarize(
+        model, maintenance, "memory", seed, window, settings, turns, seconds, turn_ms
+    )
+    report.mode = "langchain"
+    return report
+
+
+CACHE_PRICES = (0.1, 0.5)
+
+
+def bill(report: Report, cached_price: float) -> float:
+    """The session's input bill in full-price tokens: what the previous request's byte
+    prefix covers at `cached_price`, the rest at 1."""
+    return float(
+        sum(
+            r["request_tokens"] - r["cacheable_tokens"] + cached_price * r["cacheable_tokens"]
+            for r in report.calls
+        )
+    )
+
+
+def bill_row(variant: str, side: str, report: Report) -> dict[str, Any]:
+    """One row of the bill table."""
+    removal_breaks = sum(b["call"] in report.removal_calls for b in report.breaks)
+    later = max(report.model_calls - 1, 1)
+    return {
+        "variant": variant,
+        "window": report.window,
+        "side": side,
+        "model_calls": report.model_calls,
+        "compactions": report.summaries,
+        "input_tokens": sum(r["request_tokens"] for r in report.calls),
+        "prefix_tokens": sum(r["cacheable_tokens"] for r in report.calls),
+        **{f"bill_{round(p * 100)}": bill(report, p) for p in CACHE_PRICES},
+        "byte_prefix_share": report.byte_prefix_share,
+        "breaks": len(report.breaks),
+        "breaks_by_cause": report.breaks_by_cause,
+        "removal_breaks": removal_breaks,
+        "share_without_removal_breaks": (report.byte_prefix_calls + removal_breaks) / later,
+        "removed_still_shown_calls": report.removed_still_shown_calls,
+    }
+
+
+def bill_table(
+    windows: Sequence[int], seed: int, turns: int, backend: str, settings: MemorySettings
+) -> list[dict[str, Any]]:
+    """Both variants of the session, both sides, every window: one row each."""
+    rows = []
+    for removals in (False, True):
+        variant = "with removals" if removals else "session"
+        for window in windows:
+            ours = replay(backend, seed, 0, window, settings, 0, turns, removals)
+            rows.append(bill_row(variant, "ours", ours))
+            theirs = replay_langchain(seed, window, settings, turns, removals)
+            rows.append(bill_row(variant, "langchain", theirs))
+    return rows
+
+
+def print_bill(rows: list[dict[str, Any]]) -> None:
+    """The bill table, ours against LangChain's on the row below."""
+    print(
+        "| variant | window | side | calls | compactions | input tokens | in the previous "
+        "request's prefix | bill, cached at 10% | bill, cached at 50% | ours / LangChain "
+        "(10%, 50%) | calls keeping the previous request as a byte prefix | breaks: removal "
+        "/ all |"
+    )
+    print("| --- " * 12 + "|")
+    for i, r in enumerate(rows):
+        other = rows[i + 1] if r["side"] == "ours" else None
+        ratio = (
+            f"{r['bill_10'] / other['bill_10']:.3f}, {r['bill_50'] / other['bill_50']:.3f}"
+            if other
+            else "-"
+        )
+        print(
+            f"| {r['variant']} | {r['window']:,} | {r['side']} | {r['model_calls']} "
+            f"| {r['compactions']} | {r['input_tokens']:,} | {r['prefix_tokens']:,} "
+            f"| {r['bill_10']:,.0f} | {r['bill_50']:,.0f} | {ratio} "
+            f"| {r['byte_prefix_share']:.1%} | {r['removal_breaks']} / {r['breaks']} |"
+        )
+
+
 def summarize(
     model: ReplayChat,
     maintenance: MaintenanceChat,
@@ -960,6 +1116,16 @@ def main() -> None:
         action="store_true",
         help="--session without and then with a removal every seventh turn, both reported",
     )
+    parser.add_argument(
+        "--bill",
+        action="store_true",
+        help="the session and its removals variant, ours and LangChain's, at each --windows",
+    )
+    parser.add_argument(
+        "--windows",
+        default="32000,48000,64000,128000",
+        help="comma-separated windows of --bill",
+    )
     parser.add_argument("--per-turn", action="store_true", help="one row per turn")
     parser.add_argument("--json", type=Path, help="write the report (with per call rows)")
     args = parser.parse_args()
@@ -967,6 +1133,20 @@ def main() -> None:
         parser.error("--removals is a variant of --session: pass both")
     window = args.window or (SESSION_WINDOW if args.session else 128_000)
     settings = MemorySettings()
+    if args.bill:
+        load = HostLoad.start()
+        windows = [int(w) for w in args.windows.split(",")]
+        rows = bill_table(windows, args.seed, args.turns, args.backend, settings)
+        load.finish()
+        print_bill(rows)
+        print(
+            f"\ntokens: {counter_for(None).name} counter (memory_plugin.tokens), tools "
+            "included; bill in full-price input tokens; agent model calls only\n" + load.line()
+        )
+        if args.json:
+            table = {"host": load.to_json(), "counter": counter_for(None).name, "rows": rows}
+            args.json.write_text(json.dumps(table, indent=1))
+        return
     runs = (False, True) if args.removals else (False,)
     reports = {}
     for removals in runs:

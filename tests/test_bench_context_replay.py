@@ -103,3 +103,35 @@ def test_removals_leave_the_prompt_and_both_sessions_are_reported(tmp_path: Path
     system_breaks = {b["call"] for b in removed["breaks"] if b["broken_by"].startswith("system")}
     assert system_breaks <= allowed
     assert system_breaks & set(removed["removal_calls"]), "a removal starts a new snapshot"
+
+
+def test_bill_compares_ours_with_langchain_on_both_variants(tmp_path: Path) -> None:
+    report = tmp_path / "bill.json"
+    args = ["--bill", "--turns", "15", "--windows", "18000,24000", "--json", str(report)]
+    done = run_bench("context_replay.py", args, 300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(report.read_text())
+    rows = figures["rows"]
+    assert [(r["variant"], r["window"], r["side"]) for r in rows] == [
+        (variant, window, side)
+        for variant in ("session", "with removals")
+        for window in (18_000, 24_000)
+        for side in ("ours", "langchain")
+    ]
+    assert figures["counter"] == "approximate"
+    assert set(figures["host"]) >= {"cores", "load_before", "load_after", "loaded"}
+    assert "host: " in done.stdout and "| with removals | 24,000 | langchain |" in done.stdout
+
+    for row in rows:
+        # the same script reaches both sides; the bill follows from the cached share
+        assert row["model_calls"] == rows[0]["model_calls"]
+        assert 0 < row["prefix_tokens"] < row["input_tokens"]
+        cached, full = row["prefix_tokens"], row["input_tokens"] - row["prefix_tokens"]
+        assert row["bill_10"] == pytest.approx(full + 0.1 * cached)
+        assert row["bill_50"] == pytest.approx(full + 0.5 * cached)
+        assert row["bill_10"] < row["bill_50"] < row["input_tokens"]
+
+    # a removal takes the removed text out of our next input, and that call is counted
+    removed = [r for r in rows if r["variant"] == "with removals" and r["side"] == "ours"]
+    assert all(r["removed_still_shown_calls"] == 0 for r in removed)
+    assert all(1 <= r["removal_breaks"] <= r["breaks"] for r in removed)
