@@ -1,8 +1,10 @@
 """The catch-up step: a thread's exchanges from its consolidation cursor up to the turn that
 just ended, each consolidated into the profile exactly once (memory_plugin.profile.cursor).
 
-The cursor moves with each saved profile write; after a NOOP or a discarded reply it moves
-alone. A failed exchange leaves the cursor at it, its failures counted, so the thread's next
+The cursor moves with each saved profile write; after a NOOP or a discarded reply it moves in
+this process only (memory_plugin.profile.known), and the next write stores it, so a job with
+nothing to change makes no store round trip when its turn showed the profile this process
+knows. A failed exchange leaves the cursor at it, its failures counted, so the thread's next
 job tries again; after `max_failures` it is given up and the cursor moves past it. A failure
 of the store's is not counted: the next job tries again. While the profile is off the cursor
 moves on alone, so those exchanges never reach it.
@@ -20,6 +22,7 @@ from memory_plugin.context_management.journaling import SEQ
 from memory_plugin.plans import Plan
 from memory_plugin.profile import cursor as cursors
 from memory_plugin.profile.enablement import enablement
+from memory_plugin.profile.known import Memo
 from memory_plugin.profile.rewrite import Consolidation, ThreadCursor, quiet_emit, report
 from memory_plugin.profile.stored import MAX_ATTEMPTS, Seen, with_cursor_plan
 from memory_plugin.provenance import Provenance
@@ -100,15 +103,20 @@ class CatchUp:
         thread_id: str,
         settings: MemorySettings,
         provenance: Provenance,
+        memo: Memo,
     ) -> Plan[None]:
-        """Consolidate the thread's exchanges from its cursor to the state's journal_seq."""
+        """Consolidate the thread's exchanges from its cursor to the state's journal_seq, the
+        profile and cursor taken from `memo` when it knows them."""
         namespace = profile_scope(ctx).namespace
         end = int(info[SEQ])
-        seen: Seen | None = yield from with_cursor_plan(ctx, thread_id)
-        assert seen is not None
+        seen: Seen | None = memo.seen(namespace, thread_id, settings.profile_max_tokens)
+        if seen is None:
+            seen = yield from with_cursor_plan(ctx, thread_id)
+            memo.remember(namespace, thread_id, seen)
         read = seen[2]
         done = read.seq if read is not None else 0
         if not enablement(settings)[0]:
+            memo.forget(namespace, thread_id)
             if read is None or done < end:  # these exchanges stay out once it is back on
                 yield from move_plan(namespace, thread_id, end, read)
             quiet_emit("disabled", operations=[])
@@ -139,20 +147,25 @@ class CatchUp:
                 quiet_emit("failed", reason=f"{type(exc).__name__}: {exc}")
                 if store_failure(exc):
                     return  # the store's, not the exchange's: the next job tries again
+                memo.forget(namespace, thread_id)
                 if not (yield from self._failed_plan(namespace, thread_id, exchange)):
                     return
                 continue
             report(result)
-            known, seen = (seen[2] if seen is not None else _UNREAD), None
+            seen = None
+            if result.saved is not None:
+                memo.remember(namespace, thread_id, result.saved)
+            elif result.status in ("noop", "discarded"):
+                memo.passed(namespace, thread_id, exchange.end)
+            else:
+                memo.forget(namespace, thread_id)
             if result.status == "conflict":
                 if not (yield from self._failed_plan(namespace, thread_id, exchange)):
                     return
-            elif result.status in ("noop", "discarded"):
-                yield from move_plan(namespace, thread_id, exchange.end, known)
             elif result.status == "disabled":
                 return
         if not todo or todo[-1].end < end:  # what is left has no exchange to consolidate
-            yield from move_plan(namespace, thread_id, end, _UNREAD)
+            memo.passed(namespace, thread_id, end)
 
     def _failed_plan(
         self, namespace: tuple[str, ...], thread_id: str, exchange: cursors.Exchange

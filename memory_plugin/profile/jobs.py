@@ -31,11 +31,13 @@ from memory_plugin.context_management.journaling import SEQ
 from memory_plugin.graphnode import State
 from memory_plugin.plans import Plan
 from memory_plugin.profile.catchup import CatchUp, Consolidate
+from memory_plugin.profile.known import Known, Memo, shown_text
 from memory_plugin.profile.rewrite import quiet_emit, report
 from memory_plugin.provenance import Provenance, current, origin, turn_of
 from memory_plugin.scope.context import MemoryContext
 from memory_plugin.scope.identity import UserKey
 from memory_plugin.settings import MemorySettings
+from memory_plugin.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
 JOBS = "profile"
@@ -66,12 +68,22 @@ def latest_exchange(messages: list[BaseMessage]) -> tuple[str, str] | None:
 
 class ConsolidationJobs:
     """A profile's background consolidations: `settings` resolves a job's settings when the
-    turn did not, `consolidate` takes one exchange, `catch_up` a journaled thread."""
+    turn did not, `consolidate` takes one exchange, `catch_up` a journaled thread, with what
+    `known` holds of the profiles and cursors (`counter` fits a profile to its block)."""
 
-    def __init__(self, settings: SettingsPlan, consolidate: Consolidate, catch_up: CatchUp) -> None:
+    def __init__(
+        self,
+        settings: SettingsPlan,
+        consolidate: Consolidate,
+        catch_up: CatchUp,
+        known: Known,
+        counter: TokenCounter,
+    ) -> None:
         self.settings = settings
         self.consolidate = consolidate
         self.catch_up = catch_up
+        self.known = known
+        self.counter = counter
         self._jobs = Background(JOBS)
 
     def start(
@@ -89,7 +101,8 @@ class ConsolidationJobs:
             provenance = current()
         thread = (config.get("configurable") or {}).get("thread_id")
         thread_id = str(thread) if thread else None
-        plan = self._job_plan(store, ctx, messages, info, thread_id, settings, provenance)
+        memo = Memo(self.known, store, shown_text(state.get("memory_blocks")), self.counter)
+        plan = self._job_plan(store, ctx, messages, info, thread_id, settings, provenance, memo)
         self._jobs.start((UserKey(ctx.org_id, ctx.user_id), thread_id), store, plan)
 
     def wait(self, timeout: float | None = 30.0) -> bool:
@@ -110,6 +123,7 @@ class ConsolidationJobs:
         thread_id: str | None,
         settings: MemorySettings | None,
         provenance: Provenance,
+        memo: Memo,
     ) -> Plan[None]:
         """One background consolidation: a failure is logged and a "failed" event, never
         raised."""
@@ -124,7 +138,9 @@ class ConsolidationJobs:
                     result = yield from self.consolidate(ctx, *exchange, settings, provenance)
                     report(result)
                 return
-            yield from self.catch_up.plan(ctx, messages, info, thread_id, settings, provenance)
+            yield from self.catch_up.plan(
+                ctx, messages, info, thread_id, settings, provenance, memo
+            )
         except Exception as exc:
             logger.warning("profile consolidation failed; the profile is unchanged", exc_info=True)
             quiet_emit("failed", reason=f"{type(exc).__name__}: {exc}")

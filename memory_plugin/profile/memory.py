@@ -39,9 +39,10 @@ from memory_plugin.profile import stored as profiles
 from memory_plugin.profile.budget import truncate
 from memory_plugin.profile.catchup import MAX_FAILURES, CatchUp
 from memory_plugin.profile.changes import ProfileChange
-from memory_plugin.profile.document import SECTIONS, Profile, render
+from memory_plugin.profile.document import SECTIONS, Profile
 from memory_plugin.profile.enablement import enablement
 from memory_plugin.profile.jobs import ConsolidationJobs, await_profiles, wait_for_profiles
+from memory_plugin.profile.known import BLOCK, Known, block_text
 from memory_plugin.profile.log import CHANGES, KEEP_CHANGES, ChangeLog
 from memory_plugin.profile.naming import NAME
 from memory_plugin.profile.privacy import HOLDING
@@ -64,12 +65,6 @@ __all__ = [
     "wait_for_profiles",
 ]
 logger = logging.getLogger(__name__)
-BLOCK = "user_profile"
-INSTRUCTION = (
-    "## What I know about you\n"
-    "Durable context about the user from earlier conversations. Treat it as background: adapt "
-    "your tone, examples and depth to it, and let what the user says now take precedence."
-)
 
 
 def _bullets(profile: Profile) -> tuple[str, ...]:
@@ -109,7 +104,9 @@ class ProfileMemory(MemoryService):
         self.log = ChangeLog(keep_changes)
         self.rewrite = Rewrite(self.counter, self.clock, self.log)
         self.catch_up = CatchUp(self.consolidate_plan, max_failures)
-        self.jobs = ConsolidationJobs(self.settings_plan, self.consolidate_plan, self.catch_up)
+        self.jobs = ConsolidationJobs(
+            self.settings_plan, self.consolidate_plan, self.catch_up, Known(), self.counter
+        )
         self.consolidate_profile = plan_node(
             self._consolidate_node, "consolidate_profile", membership=options.get("membership")
         )
@@ -158,7 +155,7 @@ class ProfileMemory(MemoryService):
             turn_count=profile.turn_count,
             truncated=fitted.truncated,
         )
-        text = f"{INSTRUCTION}\n\n<user_memory>\n{render(fitted).strip()}\n</user_memory>"
+        text = block_text(fitted)
         shown, held = _bullets(fitted), _bullets(profile)
         return [PromptBlock(BLOCK, "per_turn", text, entries=shown, held=held)]
 

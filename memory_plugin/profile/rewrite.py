@@ -47,6 +47,8 @@ class Consolidation:
     profile: Profile | None = None
     operations: tuple[tuple[Op, str | None], ...] = ()
     reason: str | None = None
+    saved: Seen | None = None
+    """After a saved write: the profile, its new version and the thread's cursor as stored."""
 
 
 def quiet_emit(action: str, **details: Any) -> None:
@@ -132,11 +134,14 @@ class Rewrite:
                 turn_count=base.turn_count + 1,
             )
             also: tuple[PutOp, ...] = ()
+            moved: cursors.Cursor | None = None
             if cursor is not None:
-                also = (cursors.cursor_put(namespace, cursor[0], read, cursor[1]),)
+                put = cursors.cursor_put(namespace, cursor[0], read, cursor[1])
+                also, moved = (put,), cursors.from_item(put)
             saved = yield self.log.save(namespace, stored, new, version, provenance, now, also)
             if saved is not None:
-                return Consolidation("updated", new, tuple(changes(stored, new)))
+                done = (new, saved["version"], moved)
+                return Consolidation("updated", new, tuple(changes(stored, new)), saved=done)
             logger.info("profile of %s changed meanwhile; applying this turn again", ctx.user_id)
             stored, version, read = yield from with_cursor_plan(ctx, cursor and cursor[0])
             if _done(cursor, read):
