@@ -10,7 +10,7 @@ to the active screen's operator check and judge, when it has them (see `staged`)
 
 from __future__ import annotations
 
-import unicodedata
+import re
 
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.safety.builtin import (
@@ -47,11 +47,16 @@ def visibility_of(scope_kind: str) -> Visibility:
     return "shared" if scope_kind in _SHARED_KINDS else "private"
 
 
+# The control characters (Unicode category Cc, U+0000-U+001F and U+007F-U+009F) but NUL, and
+# also but line feed and tab.
+_CONTROL = re.compile("[\x01-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def strip_control(text: str, *, keep_newlines: bool) -> str:
     """Remove control characters (keeping line breaks and tabs in multi-line text); NUL is
     kept, for the screen to refuse it by name rather than drop it unseen."""
-    allowed = "\n\t\x00" if keep_newlines else "\x00"
-    return "".join(ch for ch in text if ch in allowed or unicodedata.category(ch) != "Cc")
+    return (_CONTROL_BUT_LINES if keep_newlines else _CONTROL).sub("", text)
 
 
 def refuse_unstorable(text: str, what: str) -> None:

@@ -10,6 +10,8 @@ from re import _constants as _sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
+from memory_plugin.safety.superset import Sieve, sieve
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -789,9 +791,15 @@ class _Index:
 
 
 def prepare() -> None:
-    """Build the rules' lookup index now, once per process, so the first write a turn
-    screens does not wait for it (about a second)."""
+    """Build the rules' lookup index and RE2 sieve now, once per process, so the first write
+    a turn screens does not wait for them (about a second)."""
     _index()
+    _sieve()
+
+
+@cache
+def _sieve() -> Sieve | None:
+    return sieve([pattern for rule in ALL for pattern in rule.patterns])
 
 
 @cache
@@ -837,8 +845,11 @@ def _index() -> _Index:
 
 
 def first_broken(forms: Sequence[str]) -> Rule | None:
-    """The first rule of ALL a form breaks, running each pattern only where its needs are met."""
+    """The first rule of ALL a form breaks, running each pattern only where its needs are met
+    and, with google-re2, its RE2 rewrite matches (see memory_plugin.safety.superset)."""
     index = _index()
+    fast = _sieve()
+    scanned = None if fast is None else fast.scan(forms)
     text = "\x00".join(forms)
     words = set(_WORD.findall(text))
     wordtext = " ".join(words)
@@ -862,10 +873,12 @@ def first_broken(forms: Sequence[str]) -> Rule | None:
         unmet.add(need)
         return False
 
-    for rule, pattern, needs in index.patterns:
+    for number, (rule, pattern, needs) in enumerate(index.patterns):
         if not needs <= possible:
             continue
         if not needs <= met and not all(meets(need) for need in needs - met):
+            continue
+        if fast is not None and not fast.may_match(number, scanned):
             continue
         if any(pattern.search(form) for form in forms):
             return rule

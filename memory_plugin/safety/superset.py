@@ -1,0 +1,173 @@
+"""A linear pre-check of a rule pattern with RE2, before Python's `re` runs it.
+
+Each pattern of the rules is rewritten for RE2 (google-re2, an automaton: one linear scan) so
+that it matches wherever the Python pattern matches, and perhaps more: character classes become
+the exact sets of characters Python's `\\w`, `\\d`, `\\s` stand for, while word boundaries and
+lookarounds, which RE2 lacks, are dropped, and `^`, `$`, `\\A`, `\\Z` match at any line's ends.
+The forms are scanned joined by line feeds, so a match in one form is a match in the joined
+text. A pattern whose rewrite finds nothing there cannot match, and is not run; one whose
+rewrite matches is then run by Python's `re`, which alone decides. Where google-re2 is not
+installed, `sieve` is None and every pattern the rules' prefilter lets through runs.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from functools import cache
+from re import _constants as _sre  # type: ignore[attr-defined]
+from re import _parser  # type: ignore[attr-defined]
+from typing import Any
+
+try:
+    import re2
+except ImportError:  # an optional accelerator: the rules' own prefilter stands in
+    re2 = None
+
+Node = tuple[Any, Any]
+_SURROGATES = (0xD800, 0xDFFF)
+_REPEATS = frozenset({_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT})
+_LOOSE = frozenset({_sre.ASSERT, _sre.ASSERT_NOT})
+_LINE_START = frozenset({_sre.AT_BEGINNING, _sre.AT_BEGINNING_LINE, _sre.AT_BEGINNING_STRING})
+_LINE_END = frozenset({_sre.AT_END, _sre.AT_END_LINE, _sre.AT_END_STRING})
+_MAX_COUNT = 1000  # RE2's largest repetition count
+
+
+class _Unsupported(Exception):
+    """A construct with no RE2 rewrite that keeps every match: the pattern always runs."""
+
+
+@cache
+def _category(category: Any) -> tuple[tuple[int, int], ...]:
+    """The code point ranges Python's `re` matches with a class category such as `\\w`."""
+    everything = "".join(map(chr, range(_SURROGATES[0]))) + "".join(
+        map(chr, range(_SURROGATES[1] + 1, sys.maxunicode + 1))
+    )
+    probe = re.compile(f"[{_CATEGORY_ESCAPES[category]}]+")
+    return tuple((ord(m.group()[0]), ord(m.group()[-1])) for m in probe.finditer(everything))
+
+
+_CATEGORY_ESCAPES = {
+    _sre.CATEGORY_DIGIT: r"\d",
+    _sre.CATEGORY_NOT_DIGIT: r"\D",
+    _sre.CATEGORY_SPACE: r"\s",
+    _sre.CATEGORY_NOT_SPACE: r"\S",
+    _sre.CATEGORY_WORD: r"\w",
+    _sre.CATEGORY_NOT_WORD: r"\W",
+}
+
+
+def _char(code: int) -> str:
+    return f"\\x{{{code:x}}}"
+
+
+def _ranges(items: Iterable[Node]) -> tuple[bool, list[tuple[int, int]]]:
+    """Whether a class is negated, and the ranges of code points it lists."""
+    negated, ranges = False, []
+    for op, av in items:
+        if op is _sre.NEGATE:
+            negated = True
+        elif op is _sre.LITERAL:
+            ranges.append((av, av))
+        elif op is _sre.RANGE:
+            ranges.append(av)
+        elif op is _sre.CATEGORY:
+            ranges.extend(_category(av))
+        else:
+            raise _Unsupported(op)
+    return negated, ranges
+
+
+def _class(items: Iterable[Node]) -> str:
+    negated, ranges = _ranges(items)
+    parts = []
+    for low, high in ranges:
+        for a, b in ((low, min(high, _SURROGATES[0] - 1)), (max(low, _SURROGATES[1] + 1), high)):
+            if a <= b:
+                parts.append(_char(a) if a == b else f"{_char(a)}-{_char(b)}")
+    if not parts:
+        return "[^\\x{0}-\\x{10ffff}]" if not negated else "(?s:.)"
+    return f"[{'^' if negated else ''}{''.join(parts)}]"
+
+
+def _sequence(items: Iterable[Node]) -> str:
+    return "".join(_node(op, av) for op, av in items)
+
+
+def _node(op: Any, av: Any) -> str:
+    if op is _sre.LITERAL:
+        return _char(av)
+    if op is _sre.NOT_LITERAL:
+        return f"[^{_char(av)}]"
+    if op is _sre.ANY:
+        return "(?s:.)"
+    if op is _sre.IN:
+        return _class(av)
+    if op is _sre.AT:
+        if av in _LINE_START:
+            return "(?m:^)"
+        if av in _LINE_END:
+            return "(?m:$)"
+        return ""  # \b and \B: dropped, so every match is kept
+    if op in _LOOSE:
+        return ""
+    if op is _sre.BRANCH:
+        return "(?:" + "|".join(_sequence(branch) for branch in av[1]) + ")"
+    if op is _sre.SUBPATTERN:
+        if (av[1] | av[2]) & (_sre.SRE_FLAG_IGNORECASE | _sre.SRE_FLAG_VERBOSE):
+            raise _Unsupported(op)
+        return f"(?:{_sequence(av[3])})"
+    if op is _sre.ATOMIC_GROUP:
+        return f"(?:{_sequence(av)})"
+    if op in _REPEATS:
+        low, high, item = av
+        if low > _MAX_COUNT:
+            raise _Unsupported(op)
+        top = "" if high is _sre.MAXREPEAT or high > _MAX_COUNT else str(high)
+        return f"(?:{_sequence(item)}){{{low},{top}}}"
+    raise _Unsupported(op)
+
+
+def rewrite(pattern: re.Pattern[str]) -> str | None:
+    """The pattern for RE2, matching wherever the Python pattern matches; None where it has a
+    construct with no such rewrite (the pattern then always runs)."""
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE):
+        return None
+    try:
+        return _sequence(_parser.parse(pattern.pattern, pattern.flags))
+    except _Unsupported:
+        return None
+
+
+class Sieve:
+    """Each pattern rewritten for RE2 (None where it has no rewrite), to rule out in one
+    linear scan of a text's forms a pattern that cannot match any of them."""
+
+    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
+        options = re2.Options()
+        options.max_mem = 64 << 20
+        rewritten = (rewrite(pattern) for pattern in patterns)
+        self._patterns = tuple(
+            None if text is None else re2.compile(text.encode("utf-8"), options)
+            for text in rewritten
+        )
+
+    def scan(self, forms: Sequence[str]) -> bytes | None:
+        """The forms as one text for `may_match`, or None where RE2 cannot read them (a lone
+        surrogate: RE2 reads UTF-8 only)."""
+        try:
+            return "\n".join(forms).encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+
+    def may_match(self, number: int, scanned: bytes | None) -> bool:
+        """Whether pattern `number` may match one of the forms `scanned` holds (True where
+        it has no rewrite or the forms could not be scanned)."""
+        fast = self._patterns[number]
+        return fast is None or scanned is None or fast.search(scanned) is not None
+
+
+def sieve(patterns: Sequence[re.Pattern[str]]) -> Sieve | None:
+    """The RE2 sieve for the patterns, or None where google-re2 is not installed."""
+    return None if re2 is None else Sieve(patterns)
