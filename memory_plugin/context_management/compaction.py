@@ -26,6 +26,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 from langgraph.config import get_store
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from memory_plugin.context_management.flush import FlushStart, flush_hook, in_background
 from memory_plugin.context_management.masking import SCAN_FROM
@@ -142,7 +143,9 @@ def compaction_plan(
     now: datetime,
     flush: FlushStart | None,
 ) -> Plan[Compaction]:
-    """Compact when due (always for `manual`); see the module docstring."""
+    """Compact when due (always for `manual`); see the module docstring. The thread's update
+    clears it and adds back what is kept: a removal per summarized message costs more to
+    build, apply and checkpoint than the kept messages."""
     summary = str(info.get(SUMMARY, ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
@@ -188,10 +191,9 @@ def compaction_plan(
         **count_keys(kept, kept_tokens),
         SCAN_FROM: 0,
     }
-    removals = [RemoveMessage(id=m.id) for m in old if m.id]
     return Compaction(
         "compacted",
-        {"messages": removals, "memory_context": context},
+        {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept], "memory_context": context},
         f"{DIVIDER_TEXT[kind]} (~{before:,} -> ~{after:,} tokens)",
     )
 
