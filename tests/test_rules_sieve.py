@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_plugin.safety import rules, strip_control
+from memory_plugin.safety.classifier import _DIGITS, _EMAIL, _URL, masked
 from memory_plugin.safety.normalise import variants
 from memory_plugin.safety.rules import ALL, first_broken
 from memory_plugin.safety.superset import Sieve, rewrite, sieve
@@ -108,3 +109,33 @@ def test_strip_control_removes_exactly_the_control_characters() -> None:
         expected = "".join(ch for ch in text if ch in kept or unicodedata.category(ch) != "Cc")
         assert strip_control(text, keep_newlines=keep_newlines) == expected
     assert strip_control("a\x07b\nc\x85d", keep_newlines=True) == "ab\ncd"
+
+
+def masked_before(text: str) -> str:
+    """masked as it was: every pattern run on every text."""
+    return _DIGITS.sub("0", _EMAIL.sub(" ", _URL.sub(" ", text)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see https://example.com/a?b=1 or WWW.Example.org, mail ann@example.com at 10:30",
+        "no link here, 42 items",
+        "user@host but not an address: @ alone, ftp:// bare",
+        "\uff37\uff57\uff57.fullwidth.example and \uff28\uff34\uff34\uff30://x",
+    ],
+)
+def test_masking_is_unchanged(text: str) -> None:
+    assert masked(text) == masked_before(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["www.", "WWW.", "://", "http", "@", "a.b", "x", " ", "7", "é", "_"])
+        | st.text(max_size=5),
+        max_size=12,
+    ).map("".join)
+)
+def test_masking_any_text_is_unchanged(text: str) -> None:
+    assert masked(text) == masked_before(text)
