@@ -12,8 +12,9 @@ PostgreSQL: a table of `english` tsvectors (read by the trigger, to find a repla
 postings), their postings (scope, lexeme, note: term frequency and length) and per-scope
 statistics (notes and total length). On both, an update that leaves a note's text and
 deletion as they were (marking it consolidated) touches none of them. Both also hold the
-per-group position counters that make appends O(1). Setup is idempotent; its migrations run
-once each (SQLITE_MIGRATIONS, PG_MIGRATIONS).
+per-group position counters that make appends O(1), and the namespace versions
+(memory_plugin.backends.versions). Setup is idempotent; its migrations run once each
+(SQLITE_MIGRATIONS, PG_MIGRATIONS).
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from memory_plugin.backends.langgraph_tables import (
     PG_NOTE_FTS,
     PG_NOTE_SYNC,
+    PG_VERSION_SYNC,
     SQLITE_NOTE_ROWS,
     SQLITE_NOTE_TRIGGERS,
+    SQLITE_VERSION_TRIGGERS,
 )
 from memory_plugin.backends.steps import Steps, adrive, drive, transaction
 from memory_plugin.compat import pg_async_connections, pg_connections
@@ -61,9 +64,16 @@ SQLITE_PER_SCOPE = [
     SQLITE_NOTE_ROWS,
     "INSERT INTO memory_search_migrations (v) VALUES (1)",
 ]
-SQLITE_MIGRATIONS = [(1, SQLITE_PER_SCOPE)]
+SQLITE_VERSIONS = [
+    """CREATE TABLE memory_versions (
+        scope TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID""",
+    *SQLITE_VERSION_TRIGGERS,
+    "INSERT INTO memory_search_migrations (v) VALUES (2)",
+]
+SQLITE_MIGRATIONS = [(1, SQLITE_PER_SCOPE), (2, SQLITE_VERSIONS)]
 """Run once each, in order: replace the FTS5 index (table-wide statistics) by per-scope
-postings, every existing note left to be analysed before its scope's next search."""
+postings, every existing note left to be analysed before its scope's next search; count the
+writes to each namespace."""
 _SQLITE_HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = 'memory_search_migrations'"
 _SQLITE_HAS = "SELECT 1 FROM memory_search_migrations WHERE v = ?"
 
@@ -121,9 +131,19 @@ DROP INDEX IF EXISTS memory_note_fts_tsv
 INSERT INTO memory_search_migrations (v) VALUES (3)
 """,
 ]
-PG_MIGRATIONS = [(1, PG_BACKFILL), (2, PG_POSTINGS), (3, PG_UNUSED_GIN)]
+PG_VERSIONS = [
+    """
+CREATE TABLE IF NOT EXISTS memory_versions (scope text PRIMARY KEY, version bigint NOT NULL)
+""",
+    *PG_VERSION_SYNC,
+    """
+INSERT INTO memory_search_migrations (v) VALUES (4)
+""",
+]
+PG_MIGRATIONS = [(1, PG_BACKFILL), (2, PG_POSTINGS), (3, PG_UNUSED_GIN), (4, PG_VERSIONS)]
 """Run once each, in order: index the notes written before the search tables existed, add
-their postings, drop the tsvector GIN index no query uses (keyword search reads postings)."""
+their postings, drop the tsvector GIN index no query uses (keyword search reads postings),
+count the writes to each namespace."""
 _PG_HAS = "SELECT 1 FROM memory_search_migrations WHERE v = %s"
 _PG_LATEST = (PG_MIGRATIONS[-1][0],)
 _PG_HAS_TABLE = "SELECT to_regclass('memory_search_migrations') IS NOT NULL AS present"

@@ -5,8 +5,8 @@ LangGraph's PostgresStore and SqliteStore own `store` (a namespace's items: `pre
 `prefix`, `key`, `field_name`, `embedding`). The plugin reads and writes them directly for
 what BaseStore cannot do in one statement: conditional and positioned writes (conditional,
 claims), keyword and vector search joined to the items (search, keywords, vectors), the
-triggers that keep its own search tables and vector change counters in step with every
-write (fts, vectors), and the embedding's dimension count (pg_setup). Each relies on the
+triggers that keep its own search tables, vector change counters and namespace versions in
+step with every write (fts, vectors, versions), and the embedding's dimension count (pg_setup). Each relies on the
 columns, types and indexes `RELIES_ON` names: both tables' primary keys for every lookup by
 scope and key and for ON CONFLICT (prefix, key), `value` as JSON (jsonb on PostgreSQL, JSON
 text on SQLite), `embedding` as a pgvector column whose type modifier is its dimension count
@@ -180,6 +180,41 @@ CREATE TRIGGER memory_note_fts_sync AFTER INSERT OR UPDATE OR DELETE ON store
 ]
 """Keep the notes' tsvectors, postings and statistics (memory_plugin.backends.fts) in step
 with `store`."""
+UNVERSIONED_GLOB = "memory_plugin.thread.*"
+"""Namespaces no version counts: thread journals, written every turn and never read by a
+turn's memory snapshot (memory_plugin.backends.versions refuses to vouch for them)."""
+_SQLITE_BUMP = """
+        INSERT INTO memory_versions (scope, version) VALUES ({row}.prefix, 1)
+        ON CONFLICT (scope) DO UPDATE SET version = version + 1;"""
+SQLITE_VERSION_TRIGGERS = [
+    f"""CREATE TRIGGER memory_versions_{op} AFTER {op.upper()} ON store
+    WHEN {row}.prefix NOT GLOB '{UNVERSIONED_GLOB}' BEGIN{_SQLITE_BUMP.format(row=row)}
+    END"""
+    for op, row in (("insert", "new"), ("update", "new"), ("delete", "old"))
+]
+"""Count every write to a namespace (memory_plugin.backends.versions)."""
+PG_VERSION_SYNC = [
+    """
+CREATE OR REPLACE FUNCTION memory_versions_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    written text := CASE WHEN TG_OP = 'DELETE' THEN OLD.prefix ELSE NEW.prefix END;
+BEGIN
+    IF NOT starts_with(written, 'memory_plugin.thread.') THEN
+        INSERT INTO memory_versions AS v (scope, version) VALUES (written, 1)
+            ON CONFLICT (scope) DO UPDATE SET version = v.version + 1;
+    END IF;
+    RETURN NULL;
+END $$
+""",
+    """
+DROP TRIGGER IF EXISTS memory_versions_bump ON store
+""",
+    """
+CREATE TRIGGER memory_versions_bump AFTER INSERT OR UPDATE OR DELETE ON store
+    FOR EACH ROW EXECUTE FUNCTION memory_versions_bump()
+""",
+]
+"""Count every write to a namespace (memory_plugin.backends.versions)."""
 PG_NOTE_FTS = """
 INSERT INTO memory_note_fts (prefix, key, tsv, len)
 SELECT prefix, key, doc,

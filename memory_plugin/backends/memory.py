@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,6 +12,7 @@ from langgraph.store.base import Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from memory_plugin.backends.base import Opened
+from memory_plugin.backends.versions import bump
 from memory_plugin.serde import CachingSerializer
 
 
@@ -21,12 +23,14 @@ class LockedInMemoryStore(InMemoryStore):
     another thread writes raises "dictionary changed size during iteration". Here every read
     and write of its dicts holds one lock; embedding calls run outside it. Each distinct text
     of a batch is embedded once and its vector indexes every item holding that text
-    (InMemoryStore itself refuses a batch in which two items share a text).
+    (InMemoryStore itself refuses a batch in which two items share a text). It counts the
+    writes to each namespace (memory_plugin.backends.versions).
     """
 
     def __init__(self, *, index: Any = None) -> None:
         super().__init__(index=index)
         self._lock = threading.Lock()
+        self.versions: Counter[str] = Counter()
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run a batch; reads and writes of the store's data are serialised."""
@@ -64,6 +68,7 @@ class LockedInMemoryStore(InMemoryStore):
             if vectors is not None:
                 self._insertinmem_store(to_embed, _per_field(to_embed, vectors))
             self._apply_put_ops(puts)
+            bump(self.versions, puts.values())
 
 
 def _per_field(

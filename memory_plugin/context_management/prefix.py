@@ -14,6 +14,8 @@ after an idle gap of `session_idle_minutes` since the last turn began, and after
 never change its prompt. A removal does: every source, frozen ones included, is read at each
 turn's start and again before each model call that follows a tool step (`recheck_plan`), and
 when memory the session has shown is gone (updates.retracted) the session starts again there.
+Both reads are skipped while the namespaces the last full read touched are unchanged
+(memory_plugin.context_management.trusted): one version check instead.
 """
 
 from __future__ import annotations
@@ -37,6 +39,14 @@ from memory_plugin.blocks import (
 from memory_plugin.context_management.compaction import DIVIDERS, PREFIX_TOKENS
 from memory_plugin.context_management.journaling import SEQ
 from memory_plugin.context_management.naming import NAME
+from memory_plugin.context_management.trusted import (
+    MEMORY_READ,
+    Recorder,
+    fingerprint,
+    recalled,
+    record,
+    unchanged_plan,
+)
 from memory_plugin.context_management.turn import (
     RECENT_WINDOW,
     SETTINGS,
@@ -195,15 +205,39 @@ class Prefix:
             dumped = self._dumped = (settings, values)
         return dumped[1]
 
+    def _key(self) -> str:
+        sources = [*self.sources, *self.frozen_sources]
+        return fingerprint(sources, self.settings.source.base, self.clock())
+
+    def _read_plan(self, info: State, ctx: MemoryContext) -> Plan[tuple[Any, Loaded, Loaded]]:
+        """The turn's settings and blocks: those of the last full read while its namespaces
+        are unchanged, else read now (and recorded when complete)."""
+        key = self._key()
+        same, versions, before = yield from unchanged_plan(info, key)
+        if same and SETTINGS in info:
+            blocks, frozen = recalled(info)
+            settings = MemorySettings.model_construct(**info[SETTINGS])
+            self._dumped = (settings, info[SETTINGS])
+            return (settings, None), (blocks, True), (frozen, True)
+        recorder = Recorder()
+        settings, loaded, frozen = yield from recorder.run(
+            self._settings_and_blocks_plan(info, ctx)
+        )
+        reads = recorder.result()
+        kept = record(key, reads, versions if reads == before else None, loaded[0], frozen[0])
+        return (settings, kept if loaded[1] and frozen[1] else None), loaded, frozen
+
     def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         """The load_memory update: settings, blocks, and a new snapshot when a session starts
         or memory it showed is gone (a session that starts while a frozen source fails is
         started again next turn)."""
         info = state.get("memory_context") or {}
-        settings, loaded, frozen_loaded = yield from self._settings_and_blocks_plan(info, ctx)
+        (settings, read), loaded, frozen_loaded = yield from self._read_plan(info, ctx)
         blocks = loaded[0]
         emit(NAME, "loaded", None, blocks=[block.name for block in blocks])
         context: State = {POLICY: settings.thread_policy, SETTINGS: self._dump(settings)}
+        if read is not None or (MEMORY_READ in info and not loaded[1]):
+            context[MEMORY_READ] = read
         if settings.thread_policy == RECENT_WINDOW and info.get(SEQ):
             context.update((yield from self.rolling.load_plan(thread_id_of(config))))
         now = self.clock()
@@ -230,6 +264,9 @@ class Prefix:
         the console removed it), else nothing (what is new waits for the next turn)."""
         info = state.get("memory_context") or {}
         if SHOWN not in info:
+            return {}
+        same, _, _ = yield from unchanged_plan(info, self._key())
+        if same:
             return {}
         settings = yield from self.settings.of_state_plan(state, ctx)
         with quiet():

@@ -1,0 +1,164 @@
+"""Namespace versions: how a turn knows, in one statement, that the memory it read is unchanged.
+
+Every write to a namespace (a put, an update, a delete; ours, LangGraph's or another app
+server's) adds one to that namespace's version, in the writing transaction: triggers on
+LangGraph's `store` table on SQLite and PostgreSQL (memory_plugin.backends.langgraph_tables),
+the batch itself on the in-memory store. `ReadVersions` gives the versions under a set of
+namespaces (exact ones, and prefixes with everything below them); a reader that took them
+before it read the namespaces' items, and finds them the same later, knows the items are
+too. A store that keeps no versions (one not opened by `connect`, LangGraph Server's) answers
+None, and so does a namespace no version counts (thread journals): read again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Op, PutOp, SearchOp
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+from memory_plugin.backends.fts import (
+    apg_search_connection,
+    asqlite_search_connection,
+    pg_search_connection,
+    sqlite_search_connection,
+)
+
+Namespace = tuple[str, ...]
+Versions = list[list[Any]]
+UNVERSIONED = ("memory_plugin", "thread")
+
+
+@dataclass(frozen=True)
+class Reads:
+    """The namespaces a read touched: exact ones (gets) and prefixes (searches)."""
+
+    exact: tuple[Namespace, ...] = ()
+    prefixes: tuple[Namespace, ...] = ()
+
+    @property
+    def versioned(self) -> bool:
+        """Whether every namespace read is one whose writes are counted."""
+        every = (*self.exact, *self.prefixes)
+        return bool(every) and not any(ns[: len(UNVERSIONED)] == UNVERSIONED for ns in every)
+
+    def to_json(self) -> list[list[list[str]]]:
+        """The reads as a checkpoint keeps them."""
+        return [[list(ns) for ns in self.exact], [list(ns) for ns in self.prefixes]]
+
+    @classmethod
+    def from_json(cls, value: Any) -> Reads:
+        """Reads from to_json's form."""
+        exact, prefixes = value
+        return cls(tuple(tuple(ns) for ns in exact), tuple(tuple(ns) for ns in prefixes))
+
+
+def reads_of(ops: Iterable[Op]) -> Reads | None:
+    """The namespaces these operations read, None when one is not a get or a search."""
+    exact: set[Namespace] = set()
+    prefixes: set[Namespace] = set()
+    for op in ops:
+        if isinstance(op, GetOp):
+            exact.add(op.namespace)
+        elif isinstance(op, SearchOp):
+            prefixes.add(op.namespace_prefix)
+        else:
+            return None
+    return Reads(tuple(sorted(exact)), tuple(sorted(prefixes)))
+
+
+def merged(reads: Sequence[Reads]) -> Reads:
+    """One Reads of several."""
+    exact = {ns for r in reads for ns in r.exact}
+    prefixes = {ns for r in reads for ns in r.prefixes}
+    return Reads(tuple(sorted(exact)), tuple(sorted(prefixes)))
+
+
+def _text(namespace: Namespace) -> str:
+    return ".".join(namespace)
+
+
+def _where(reads: Reads, mark: str) -> tuple[str, list[str]]:
+    """A WHERE clause over memory_versions.scope and its arguments ('.' < '/' in every
+    collation LangGraph's prefixes are compared with: a prefix's descendants sort between)."""
+    clauses, args = [], []
+    for ns in reads.exact:
+        clauses.append(f"scope = {mark}")
+        args.append(_text(ns))
+    for ns in reads.prefixes:
+        clauses.append(f"(scope = {mark} OR (scope > {mark} AND scope < {mark}))")
+        args += [_text(ns), _text(ns) + ".", _text(ns) + "/"]
+    return " OR ".join(clauses), args
+
+
+def _rows(rows: Iterable[Any]) -> Versions:
+    return sorted(
+        [str(r["scope"]), int(r["version"])] if isinstance(r, dict) else [str(r[0]), int(r[1])]
+        for r in rows
+    )
+
+
+def _in_memory(store: BaseStore, reads: Reads) -> Versions | None:
+    counts: Counter[str] | None = getattr(store, "versions", None)
+    if counts is None:
+        return None
+    exact = {_text(ns) for ns in reads.exact}
+    prefixes = [_text(ns) for ns in reads.prefixes]
+    return sorted(
+        [scope, n]
+        for scope, n in list(counts.items())
+        if scope in exact or any(scope == p or scope.startswith(p + ".") for p in prefixes)
+    )
+
+
+def bump(counts: Counter[str], ops: Iterable[Op]) -> None:
+    """Count the writes among `ops` (the in-memory store's batch)."""
+    for op in ops:
+        if isinstance(op, PutOp) and op.namespace[: len(UNVERSIONED)] != UNVERSIONED:
+            counts[_text(op.namespace)] += 1
+
+
+@dataclass(frozen=True)
+class ReadVersions:
+    """The versions under `reads`' namespaces (None: this store keeps none)."""
+
+    reads: Reads
+
+    def run(self, store: BaseStore) -> Versions | None:
+        """The versions, with the store's sync methods."""
+        if not self.reads.versioned:
+            return None
+        if isinstance(store, PostgresStore):
+            where, args = _where(self.reads, "%s")
+            with pg_search_connection(store) as conn:
+                sql = f"SELECT scope, version FROM memory_versions WHERE {where}"
+                return _rows(conn.execute(sql, args).fetchall())
+        if isinstance(store, SqliteStore):
+            where, args = _where(self.reads, "?")
+            with sqlite_search_connection(store) as conn:
+                sql = f"SELECT scope, version FROM memory_versions WHERE {where}"
+                return _rows(conn.execute(sql, args).fetchall())
+        return _in_memory(store, self.reads)
+
+    async def arun(self, store: BaseStore) -> Versions | None:
+        """Async twin of run."""
+        if not self.reads.versioned:
+            return None
+        if isinstance(store, AsyncPostgresStore):
+            where, args = _where(self.reads, "%s")
+            async with apg_search_connection(store) as conn:
+                sql = f"SELECT scope, version FROM memory_versions WHERE {where}"
+                return _rows(await (await conn.execute(sql, args)).fetchall())
+        if isinstance(store, AsyncSqliteStore):
+            where, args = _where(self.reads, "?")
+            async with asqlite_search_connection(store) as conn:
+                sql = f"SELECT scope, version FROM memory_versions WHERE {where}"
+                return _rows(await conn.execute_fetchall(sql, args))
+        if isinstance(store, (PostgresStore, SqliteStore)):
+            return self.run(store)
+        return _in_memory(store, self.reads)

@@ -1,0 +1,152 @@
+"""Memory read once and trusted until something changes it.
+
+A turn's full read (the settings layers and every source's blocks) records which namespaces
+it read, their versions taken just before it (memory_plugin.backends.versions) and the
+blocks it got, in memory_context (`memory_read`). The next turn, and the recheck after a tool
+step, read those versions again, one statement: the same versions, the same day and the same
+code settings mean the same blocks, so the read is skipped; any write to one of those
+namespaces (by this graph, another door or another app server) changes a version and the
+next check reads everything again. A store without versions, a read of anything but gets
+and searches, or a partial load is never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, TypeVar
+
+from langgraph.store.base import GetOp, SearchOp
+
+from memory_plugin.backends.versions import Reads, ReadVersions, Versions, merged
+from memory_plugin.blocks import BlockSource, PromptBlock, from_dicts, to_dicts
+from memory_plugin.context_management.turn import State
+from memory_plugin.plans import Plan, Request
+from memory_plugin.settings import MemorySettings
+
+T = TypeVar("T")
+MEMORY_READ = "memory_read"
+
+
+class Recorder:
+    """The namespaces the requests of one plan read (None once one is not recognised)."""
+
+    def __init__(self) -> None:
+        self.reads: list[Reads] | None = []
+
+    def note(self, request: Request) -> None:
+        """Note what one request reads."""
+        if self.reads is None:
+            return
+        found = _reads(request)
+        if found is None:
+            self.reads = None
+        else:
+            self.reads.append(found)
+
+    def run(self, plan: Plan[T]) -> Plan[T]:
+        """`plan`, noting what each of its requests reads."""
+        try:
+            request = next(plan)
+            while True:
+                self.note(request)
+                try:
+                    result = yield request
+                except Exception as exc:
+                    request = plan.throw(exc)
+                else:
+                    request = plan.send(result)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    def result(self) -> Reads | None:
+        """Everything read, or None when some read cannot be versioned."""
+        if not self.reads:
+            return None
+        reads = merged(self.reads)
+        return reads if reads.versioned else None
+
+
+def _reads(request: Request) -> Reads | None:
+    if not isinstance(request, list):
+        namespace = getattr(request, "namespace", None)
+        return Reads(prefixes=(tuple(namespace),)) if isinstance(namespace, tuple) else None
+    exact, prefixes = [], []
+    for op in request:
+        if isinstance(op, GetOp):
+            exact.append(op.namespace)
+        elif isinstance(op, SearchOp):
+            prefixes.append(op.namespace_prefix)
+        else:
+            return None
+    return Reads(tuple(exact), tuple(prefixes))
+
+
+def fingerprint(sources: Sequence[BlockSource], base: MemorySettings, now: datetime) -> str:
+    """What besides the store decides the blocks: the sources, the settings from code and
+    environment, and each source's day (recent notes are the day's)."""
+    days = {now.date().isoformat()}
+    for source in sources:
+        clock = getattr(source, "clock", None)
+        if callable(clock):
+            days.add(clock().date().isoformat())
+    parts = [
+        [f"{type(s).__module__}.{type(s).__qualname__}" for s in sources],
+        base.model_dump(mode="json"),
+        sorted(days),
+    ]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def unchanged_plan(info: State, key: str) -> Plan[tuple[bool, Versions | None, Reads | None]]:
+    """Whether the last full read still holds (its versions read again now), the versions
+    read, and the namespaces that read touched."""
+    record = info.get(MEMORY_READ)
+    if not record or record.get("key") != key:
+        return False, None, None
+    reads = Reads.from_json(record["reads"])
+    try:
+        now = yield ReadVersions(reads)
+    except Exception:
+        return False, None, reads
+    kept = record.get("versions")
+    return now is not None and kept is not None and now == kept, now, reads
+
+
+def _dicts(blocks: list[PromptBlock]) -> list[dict[str, Any]]:
+    return [{**row, "held": list(b.held)} for row, b in zip(to_dicts(blocks), blocks, strict=True)]
+
+
+def _blocks(rows: list[dict[str, Any]]) -> list[PromptBlock]:
+    return [
+        replace(block, held=tuple(row.get("held") or ()))
+        for block, row in zip(from_dicts(rows), rows, strict=True)
+    ]
+
+
+def recalled(info: State) -> tuple[list[PromptBlock], list[PromptBlock]]:
+    """The per-turn and frozen blocks of the last full read."""
+    record = info[MEMORY_READ]
+    return _blocks(record["blocks"]), _blocks(record["frozen"])
+
+
+def record(
+    key: str,
+    reads: Reads | None,
+    versions: Versions | None,
+    blocks: list[PromptBlock],
+    frozen: list[PromptBlock],
+) -> dict[str, Any] | None:
+    """The memory_context record of a complete full read (None: nothing to trust)."""
+    if reads is None:
+        return None
+    return {
+        "key": key,
+        "reads": reads.to_json(),
+        "versions": versions,
+        "blocks": _dicts(blocks),
+        "frozen": _dicts(frozen),
+    }
