@@ -209,30 +209,32 @@ class Prefix:
         sources = [*self.sources, *self.frozen_sources]
         return fingerprint(sources, self.settings.source.base, self.clock())
 
-    def _read_plan(self, info: State, ctx: MemoryContext) -> Plan[tuple[Any, Loaded, Loaded]]:
+    def _read_plan(
+        self, info: State, ctx: MemoryContext
+    ) -> Plan[tuple[MemorySettings, State | None, Loaded, Loaded]]:
         """The turn's settings and blocks: those of the last full read while its namespaces
-        are unchanged, else read now (and recorded when complete)."""
+        are unchanged, else read now (with the record to keep when the read was complete)."""
         key = self._key()
         same, versions, before = yield from unchanged_plan(info, key)
         if same and SETTINGS in info:
-            blocks, frozen = recalled(info)
+            blocks, kept_frozen = recalled(info)
             settings = MemorySettings.model_construct(**info[SETTINGS])
             self._dumped = (settings, info[SETTINGS])
-            return (settings, None), (blocks, True), (frozen, True)
+            return settings, None, (blocks, True), (kept_frozen, True)
         recorder = Recorder()
         settings, loaded, frozen = yield from recorder.run(
             self._settings_and_blocks_plan(info, ctx)
         )
         reads = recorder.result()
         kept = record(key, reads, versions if reads == before else None, loaded[0], frozen[0])
-        return (settings, kept if loaded[1] and frozen[1] else None), loaded, frozen
+        return settings, kept if loaded[1] and frozen[1] else None, loaded, frozen
 
     def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         """The load_memory update: settings, blocks, and a new snapshot when a session starts
         or memory it showed is gone (a session that starts while a frozen source fails is
         started again next turn)."""
         info = state.get("memory_context") or {}
-        (settings, read), loaded, frozen_loaded = yield from self._read_plan(info, ctx)
+        settings, read, loaded, frozen_loaded = yield from self._read_plan(info, ctx)
         blocks = loaded[0]
         emit(NAME, "loaded", None, blocks=[block.name for block in blocks])
         context: State = {POLICY: settings.thread_policy, SETTINGS: self._dump(settings)}
