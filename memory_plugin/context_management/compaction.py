@@ -158,14 +158,13 @@ def compaction_plan(
     if not summarize:
         return Compaction("nothing_to_compact", message=NOTHING_YET)
     old = [messages[i] for i in summarize]
+    prompt = summary_messages(summary, old)  # rendered here, the flush reuses the transcript
     flushed: dict[str, Any] = {}
     if flush is not None and info.get(FLUSH_EVENT) != old[0].id:
         flush(old)
         flushed = {FLUSH_EVENT: old[0].id}
     try:
-        reply = yield ModelCall(
-            model, summary_messages(summary, old), timeout=settings.summary_timeout_seconds
-        )
+        reply = yield ModelCall(model, prompt, timeout=settings.summary_timeout_seconds)
         new_summary = checked_rewrite(reply, previous=summary, what="compaction summary")
     except Exception as exc:
         logger.warning("compaction failed; the conversation is unchanged: %s", exc, exc_info=True)

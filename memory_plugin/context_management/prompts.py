@@ -35,7 +35,7 @@ _last_rendered: tuple[tuple[BaseMessage, ...], str] = ((), "")
 def render_transcript(messages: Sequence[BaseMessage]) -> str:
     """Messages as plain text lines for a summarizer, long tool results shortened. The last
     rendering is kept (with its messages, so they are the same objects): a compaction renders
-    the same messages for its flush note and then for its summary."""
+    the messages for its summary before its flush note starts, which finds them rendered."""
     global _last_rendered
     seen, text = _last_rendered
     if len(seen) == len(messages) and all(a is b for a, b in zip(seen, messages, strict=True)):
@@ -54,7 +54,8 @@ def _render(messages: Sequence[BaseMessage]) -> str:
             if text := message_text(message):
                 lines.append(f"Assistant: {text}")
             for call in message.tool_calls:
-                lines.append(f"Assistant called {call['name']}({json.dumps(call['args'])})")
+                args = json.dumps(call["args"], default=str)
+                lines.append(f"Assistant called {call['name']}({args})")
         elif isinstance(message, ToolMessage):
             text = message_text(message)
             if len(text) > TOOL_RESULT_CHARS:
