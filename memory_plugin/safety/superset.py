@@ -1,13 +1,14 @@
 """A linear pre-check of a rule pattern with RE2, before Python's `re` runs it.
 
 Each pattern of the rules is rewritten for RE2 (google-re2, an automaton: one linear scan) so
-that it matches wherever the Python pattern matches, and perhaps more: character classes become
-the exact sets of characters Python's `\\w`, `\\d`, `\\s` stand for, while word boundaries and
-lookarounds, which RE2 lacks, are dropped, and `^`, `$`, `\\A`, `\\Z` match at any line's ends.
-The forms are scanned joined by line feeds, so a match in one form is a match in the joined
-text. A pattern whose rewrite finds nothing there cannot match, and is not run; one whose
-rewrite matches is then run by Python's `re`, which alone decides. Where google-re2 is not
-installed, `sieve` is None and every pattern the rules' prefilter lets through runs.
+that it matches wherever the Python pattern matches, and perhaps more: `\\w`, `\\d`, `\\s` and
+their negations match what Python's do in ASCII and every character past it (in a negated
+class, the ASCII ones alone), word boundaries and lookarounds, which RE2 lacks, are dropped, and
+`^`, `$`, `\\A`, `\\Z` match at any line's ends. The forms are scanned joined by line feeds,
+so a match in one form is a match in the joined text. A pattern whose rewrite finds nothing
+there cannot match, and is not run; one whose rewrite matches is then run by Python's `re`,
+which alone decides. Where google-re2 is not installed, `sieve` is None and every pattern the
+rules' prefilter lets through runs.
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ class _Unsupported(Exception):
 
 
 @cache
-def _category(category: Any) -> tuple[tuple[int, int], ...]:
-    """The code point ranges Python's `re` matches with a class category such as `\\w`."""
-    everything = "".join(map(chr, range(_SURROGATES[0]))) + "".join(
-        map(chr, range(_SURROGATES[1] + 1, sys.maxunicode + 1))
-    )
-    probe = re.compile(f"[{_CATEGORY_ESCAPES[category]}]+")
-    return tuple((ord(m.group()[0]), ord(m.group()[-1])) for m in probe.finditer(everything))
+def _category(category: Any, *, widest: bool) -> tuple[tuple[int, int], ...]:
+    """The ASCII code points Python's `re` matches with a class category such as `\\w`, and
+    with `widest` every code point past ASCII too: a superset of the category, and without
+    it a subset (for a negated class, whose complement is then a superset)."""
+    probe = re.compile(f"[{_CATEGORY_ESCAPES[category]}]")
+    found = tuple((code, code) for code in range(128) if probe.match(chr(code)))
+    return (*found, (128, sys.maxunicode)) if widest else found
 
 
 _CATEGORY_ESCAPES = {
@@ -62,24 +63,26 @@ def _char(code: int) -> str:
     return f"\\x{{{code:x}}}"
 
 
-def _ranges(items: Iterable[Node]) -> tuple[bool, list[tuple[int, int]]]:
-    """Whether a class is negated, and the ranges of code points it lists."""
-    negated, ranges = False, []
+def _ranges(items: Sequence[Node]) -> tuple[bool, list[tuple[int, int]]]:
+    """Whether a class is negated, and the ranges of code points it lists (for a category,
+    more than it holds in a plain class, less in a negated one)."""
+    negated = any(op is _sre.NEGATE for op, _ in items)
+    ranges = []
     for op, av in items:
         if op is _sre.NEGATE:
-            negated = True
-        elif op is _sre.LITERAL:
+            continue
+        if op is _sre.LITERAL:
             ranges.append((av, av))
         elif op is _sre.RANGE:
             ranges.append(av)
         elif op is _sre.CATEGORY:
-            ranges.extend(_category(av))
+            ranges.extend(_category(av, widest=not negated))
         else:
             raise _Unsupported(op)
     return negated, ranges
 
 
-def _class(items: Iterable[Node]) -> str:
+def _class(items: Sequence[Node]) -> str:
     negated, ranges = _ranges(items)
     parts = []
     for low, high in ranges:
