@@ -4,6 +4,7 @@ without google-re2 the rules give the same verdicts; control characters are stri
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
@@ -139,3 +140,23 @@ def test_masking_is_unchanged(text: str) -> None:
 )
 def test_masking_any_text_is_unchanged(text: str) -> None:
     assert masked(text) == masked_before(text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        (r"a[^\w]b", "a\u00a0b"),  # a non-ASCII non-word character in a negated class
+        (r"x\sy", "x\u2003y"),  # a non-ASCII space
+        (r"n\d+", "n\u0663\u0664"),  # Arabic-Indic digits
+        (r"\bcaf\w\b", "un café"),  # a non-ASCII word character beside \b
+        (r"(?<!x)^go$", "stop\ngo\nnow"),  # a lookbehind, a line's start and end
+        (r"[^\s.]{3}", "\u00e9\u00e8\u00ea"),
+    ],
+)
+def test_a_rewrite_matches_wherever_python_does(pattern: str, text: str) -> None:
+    compiled = re.compile(pattern, re.MULTILINE | re.DOTALL)
+    assert compiled.search(text)
+    made = sieve([compiled])
+    assert made is not None
+    assert made.may_match(0, made.scan(["unrelated form", text]))
+    assert not made.may_match(0, made.scan([" .. ", "."]))
