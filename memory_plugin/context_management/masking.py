@@ -3,18 +3,24 @@ short placeholder saying how to get them back; the most recent results stay.
 
 Masked messages replace the originals in the thread state (so masking is done once and
 checkpoints shrink); the originals stay in the journal. A pass masks every older output at
-once, and only when that clears at least `masking_batch_ratio` of the window (or
-`masking_min_clear_ratio` close to the compaction trigger), so the prompt prefix changes
-rarely: below that, nothing changes (compaction at its own trigger still bounds the input).
+once, and only when that clears at least `masking_batch_ratio` of the window, or
+`masking_min_clear_ratio` close to the compaction trigger or on a call whose system message
+changes anyway (a new snapshot of memory after a removal: the provider's prompt cache breaks
+there regardless), so the prompt prefix changes rarely: below that, nothing changes
+(compaction at its own trigger still bounds the input).
 
 `MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
-next scan starts (`mask_scan_from`) and how many outputs were masked (`masked`).
+next scan starts (`mask_scan_from`), how many outputs were masked (`masked`) and the memory
+snapshot the previous call was sent (`mask_snapshot`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -22,14 +28,16 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import call_positions
 from memory_plugin.context_management.tally import tally
-from memory_plugin.context_management.turn import Turn, window
+from memory_plugin.context_management.turn import SUMMARY, Turn, window
+from memory_plugin.context_management.updates import SHOWN
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import TokenCounter, reports_window
 
 MASK_KEY = "memory_plugin_masked"
-SCAN_FROM, MASKED = "mask_scan_from", "masked"
+SCAN_FROM, MASKED, SNAPSHOT = "mask_scan_from", "masked", "mask_snapshot"
+FROZEN = "frozen_blocks"  # prefix.FROZEN (prefix imports this module through compaction)
 PLACEHOLDER = (
     "[Output of {name} masked to save context ({tokens:,} tokens). The full output is kept: "
     'call journal_tool_call_view(tool_call_id="{call_id}") to read it.]'
@@ -90,15 +98,18 @@ def mask(
     *,
     scan_from: int = 0,
     excluded: frozenset[str] = frozenset(),
+    prefix_breaks: bool = False,
 ) -> Masking:
     """Mask every older tool output (all but the `masking_keep_recent` newest; none that its
     placeholder would not shrink) when the input is past the trigger and that clears at least
     `masking_batch_ratio` of the window (`masking_min_clear_ratio` once the input nears the
-    compaction trigger); else change nothing. One large pass rewrites the transcript once,
-    where small ones would break the prompt cache on call after call."""
+    compaction trigger, or when `prefix_breaks`: the call's system message changes anyway);
+    else change nothing. One large pass rewrites the transcript once, where small ones would
+    break the prompt cache on call after call."""
     if not settings.masking or tokens <= settings.masking_trigger_ratio * window:
         return Masking([], 0, scan_from)
-    goal = settings.masking_min_clear_ratio * window
+    small = prefix_breaks or _urgent(tokens, window, settings)
+    ratio = settings.masking_min_clear_ratio if small else settings.masking_batch_ratio
     protected_from = _recent_results(messages, settings.masking_keep_recent)
     skip = excluded | set(settings.masking_excluded_tools)
     names = _Names(messages)
@@ -127,11 +138,13 @@ def mask(
             continue
         freed += saved
         replacements.append(placeholder)
-    if freed < goal or (
-        freed < settings.masking_batch_ratio * window and not _urgent(tokens, window, settings)
-    ):
+    if freed < ratio * window:
         return Masking([], 0, scan_from)
     return Masking(replacements, freed, index)
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _urgent(tokens: int, window: int, settings: MemorySettings) -> bool:
@@ -139,6 +152,19 @@ def _urgent(tokens: int, window: int, settings: MemorySettings) -> bool:
     smaller pass then still runs, so masking comes before compaction where it can."""
     margin = settings.summarization_trigger_ratio - settings.masking_min_clear_ratio
     return tokens >= margin * window
+
+
+def snapshot_seen(info: dict[str, Any]) -> list[str]:
+    """Digests of the memory snapshot the system message is built from and of the running
+    summary (a compaction takes its own snapshot on the call that compacts)."""
+    return [_digest([info.get(FROZEN), info.get(SHOWN)]), _digest(info.get(SUMMARY) or "")]
+
+
+def resnapshotted(info: dict[str, Any]) -> bool:
+    """Whether memory's snapshot changed since the previous call without a compaction: this
+    call's system message differs from the previous call's, so its prompt cache breaks."""
+    seen, now = info.get(SNAPSHOT), snapshot_seen(info)
+    return seen is not None and seen[1] == now[1] and seen[0] != now[0]
 
 
 class MaskingStep:
@@ -162,6 +188,9 @@ class MaskingStep:
         turn.record(counts)
         if not reports_window(self.model):
             return
+        prefix_breaks = resnapshotted(turn.info)
+        if turn.info.get(SNAPSHOT) != (seen := snapshot_seen(turn.info)):
+            turn.record({SNAPSHOT: seen})
         result = mask(
             turn.messages,
             counts["tokens"],
@@ -170,6 +199,7 @@ class MaskingStep:
             self.counter,
             scan_from=0 if rewritten else int(turn.info.get(SCAN_FROM, 0)),
             excluded=self.excluded,
+            prefix_breaks=prefix_breaks,
         )
         if not result.replacements:
             return
