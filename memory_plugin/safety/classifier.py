@@ -79,6 +79,14 @@ def _distinct_sorted(values: npt.NDArray[T]) -> npt.NDArray[T]:
     return ordered[keep]
 
 
+def _divmod(values: I64, divisor: int) -> tuple[I64, I64]:
+    """`values // divisor` and `values % divisor` of non-negative values, by a shift and a mask
+    where the divisor is a power of two."""
+    if divisor & (divisor - 1) == 0:
+        return values >> (divisor.bit_length() - 1), values & (divisor - 1)
+    return values // divisor, values % divisor
+
+
 def _mix(values: U64, salt: np.uint64) -> U64:
     """splitmix64's finaliser: spread a polynomial hash over every bit."""
     with np.errstate(over="ignore"):
@@ -178,7 +186,11 @@ def _hashed(text: str, dimensions: int) -> tuple[I64, I64, I64]:
     if not buckets:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    hashed = np.concatenate(buckets) % np.uint64(dimensions)
+    hashed = np.concatenate(buckets)
+    if dimensions & (dimensions - 1) == 0:  # a power of two: a mask, several times faster
+        hashed &= np.uint64(dimensions - 1)
+    else:
+        hashed %= np.uint64(dimensions)
     return hashed.astype(np.int64), np.concatenate(starts_all), np.concatenate(ends_all)
 
 
@@ -275,8 +287,8 @@ class Model:
         first = np.cumsum(lengths) - lengths
         index = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first - low, lengths)
         keys = _distinct_sorted(segment * self.dimensions + buckets[index])
-        which = keys // self.dimensions
-        weights = self.weights[keys % self.dimensions].astype(np.float64)
+        which, bucket = _divmod(keys, self.dimensions)
+        weights = self.weights[bucket].astype(np.float64)
         counts = np.bincount(which, minlength=len(spans)).astype(np.float64)
         sums = np.bincount(which, weights=weights, minlength=len(spans))
         sizes_abs = np.bincount(which, weights=np.abs(weights), minlength=len(spans))
