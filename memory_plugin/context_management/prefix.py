@@ -291,8 +291,14 @@ class Prefix:
 
     def resnapshot_plan(self, turn: Turn) -> Plan[None]:
         """After a compaction, take the session's snapshot again at once (a compaction starts
-        a session), so the system message changes on that call only, not again next turn."""
-        loaded, frozen = yield from self.sources_plan(turn.ctx, turn.settings)
+        a session), so the system message changes on that call only, not again next turn
+        (of the last full read's blocks while its namespaces are unchanged)."""
+        same, _, _ = yield from unchanged_plan(turn.info, self._key())
+        if same:
+            blocks, frozen_blocks = recalled(turn.info)
+            loaded, frozen = (blocks, True), (frozen_blocks, True)
+        else:
+            loaded, frozen = yield from self.sources_plan(turn.ctx, turn.settings)
         if not frozen[1]:
             return
         shown = current(turn.info.get(SHOWN), loaded)
