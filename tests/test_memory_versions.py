@@ -50,6 +50,23 @@ class Reading:
                 self.reads += 1
 
 
+def recorded_graph(backend: Backend, seen: list[str]) -> Any:
+    """The prebuilt graph; every agent model input, joined, goes to `seen`."""
+
+    class Recording(DemoModel):
+        def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            if PROMPT in str(messages[0].content):
+                seen.append("\n".join(str(m.content) for m in messages))
+            return super()._generate(messages, *args, **kwargs)
+
+    return create_memory_graph(
+        Recording(script=["ok"], repeat=True),
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        system_prompt=PROMPT,
+    )
+
+
 def turn(graph: Any, text: str, thread: str = "t") -> list[Any]:
     out = graph.invoke(
         {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread}}, context=ANN
@@ -61,19 +78,7 @@ def test_an_idle_turn_reads_no_memory_and_a_write_elsewhere_reaches_the_next_tur
     backend: Backend,
 ) -> None:
     seen: list[str] = []
-
-    class Recording(DemoModel):
-        def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
-            if PROMPT in str(messages[0].content):
-                seen.append("\n".join(str(m.content) for m in messages))
-            return super()._generate(messages, *args, **kwargs)
-
-    graph = create_memory_graph(
-        Recording(script=["ok"], repeat=True),
-        store=backend.store,
-        checkpointer=backend.checkpointer,
-        system_prompt=PROMPT,
-    )
+    graph = recorded_graph(backend, seen)
     for text in ("one", "two"):
         turn(graph, text)
     reading = Reading(backend.store)
@@ -89,19 +94,7 @@ def test_a_removal_by_another_door_leaves_the_next_model_call(backend: Backend) 
     memory = ScopedMemory(backend.store)
     memory.remember(ANN, "Ann's locker code is 4512")
     seen: list[str] = []
-
-    class Recording(DemoModel):
-        def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
-            if PROMPT in str(messages[0].content):
-                seen.append("\n".join(str(m.content) for m in messages))
-            return super()._generate(messages, *args, **kwargs)
-
-    graph = create_memory_graph(
-        Recording(script=["ok"], repeat=True),
-        store=backend.store,
-        checkpointer=backend.checkpointer,
-        system_prompt=PROMPT,
-    )
+    graph = recorded_graph(backend, seen)
     for text in ("one", "two", "three"):
         turn(graph, text)
     assert "locker code is 4512" in seen[-1]

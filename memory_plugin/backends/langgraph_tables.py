@@ -6,11 +6,11 @@ LangGraph's PostgresStore and SqliteStore own `store` (a namespace's items: `pre
 what BaseStore cannot do in one statement: conditional and positioned writes (conditional,
 claims), keyword and vector search joined to the items (search, keywords, vectors), the
 triggers that keep its own search tables, vector change counters and namespace versions in
-step with every write (fts, vectors, versions), and the embedding's dimension count (pg_setup). Each relies on the
-columns, types and indexes `RELIES_ON` names: both tables' primary keys for every lookup by
-scope and key and for ON CONFLICT (prefix, key), `value` as JSON (jsonb on PostgreSQL, JSON
-text on SQLite), `embedding` as a pgvector column whose type modifier is its dimension count
-(PostgreSQL) or a float32 blob (SQLite), and on PostgreSQL the HNSW cosine index that
+step with every write (fts, vectors, versions), and the embedding's dimension count
+(pg_setup). Each relies on the columns, types and indexes `RELIES_ON` names: both tables'
+primary keys for every lookup by scope and key and for ON CONFLICT (prefix, key), `value` as
+JSON (jsonb on PostgreSQL, JSON text on SQLite), `embedding` as a pgvector column whose type
+modifier is its dimension count (PostgreSQL) or a float32 blob (SQLite), and on PostgreSQL the HNSW cosine index that
 `PG_NEAREST` asks. tests/test_langgraph_schema.py checks them against the catalogs of stores
 LangGraph set up, and against docs/partitioned.sql.
 """

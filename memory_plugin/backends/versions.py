@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Op, PutOp, SearchOp
+from langgraph.store.base import BaseStore, Op, PutOp
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
@@ -56,20 +56,6 @@ class Reads:
         """Reads from to_json's form."""
         exact, prefixes = value
         return cls(tuple(tuple(ns) for ns in exact), tuple(tuple(ns) for ns in prefixes))
-
-
-def reads_of(ops: Iterable[Op]) -> Reads | None:
-    """The namespaces these operations read, None when one is not a get or a search."""
-    exact: set[Namespace] = set()
-    prefixes: set[Namespace] = set()
-    for op in ops:
-        if isinstance(op, GetOp):
-            exact.add(op.namespace)
-        elif isinstance(op, SearchOp):
-            prefixes.add(op.namespace_prefix)
-        else:
-            return None
-    return Reads(tuple(sorted(exact)), tuple(sorted(prefixes)))
 
 
 def merged(reads: Sequence[Reads]) -> Reads:
