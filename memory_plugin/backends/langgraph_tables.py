@@ -10,9 +10,9 @@ step with every write (fts, vectors, versions), and the embedding's dimension co
 (pg_setup). Each relies on the columns, types and indexes `RELIES_ON` names: both tables'
 primary keys for every lookup by scope and key and for ON CONFLICT (prefix, key), `value` as
 JSON (jsonb on PostgreSQL, JSON text on SQLite), `embedding` as a pgvector column whose type
-modifier is its dimension count (PostgreSQL) or a float32 blob (SQLite), and on PostgreSQL the HNSW cosine index that
-`PG_NEAREST` asks. tests/test_langgraph_schema.py checks them against the catalogs of stores
-LangGraph set up, and against docs/partitioned.sql.
+modifier is its dimension count (PostgreSQL) or a float32 blob (SQLite), and on PostgreSQL
+the HNSW cosine index that `PG_NEAREST` asks. tests/test_langgraph_schema.py checks them
+against the catalogs of stores LangGraph set up, and against docs/partitioned.sql.
 """
 
 from __future__ import annotations
