@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from contextlib import AsyncExitStack, ExitStack
+from contextlib import AsyncExitStack, ExitStack, nullcontext
 from typing import Any
 
 import psycopg
@@ -137,6 +137,16 @@ def _pool_options(display: str, timeout: float, config: PoolConfig, found: Probe
     }
 
 
+def unlocked() -> Any:
+    """The saver's lock on a pool: none. PostgresSaver takes one lock around every call so
+    that calls share its connection one at a time; on a pool each call has a connection of its
+    own, and the lock only made the writes LangGraph sends together (a step's writes, the
+    exit writes of every task under durability="exit") wait for each other's replies.
+    LangGraph orders what must be ordered itself (a checkpoint's put after the one before and
+    after its delta writes)."""
+    return nullcontext()
+
+
 def open_postgres(
     target: str, display: str, index: dict[str, Any] | None, stack: ExitStack, timeout: float
 ) -> Opened:
@@ -159,6 +169,7 @@ def _set_up(pool: FailFastPool, display: str, index: dict[str, Any] | None) -> O
         repair(conn, display)
     store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = PostgresSaver(pool, serde=CachingSerializer())
+    saver.lock = unlocked()
     store.setup()
     saver.setup()
     with pool.connection() as conn:
@@ -193,6 +204,7 @@ async def _aset_up(pool: AsyncFailFastPool, display: str, index: dict[str, Any] 
         await arepair(conn, display)
     store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = AsyncPostgresSaver(pool, serde=CachingSerializer())
+    saver.lock = unlocked()
     await store.setup()
     await saver.setup()
     async with pool.connection() as conn:
