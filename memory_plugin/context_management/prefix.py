@@ -232,7 +232,8 @@ class Prefix:
     def load_plan(self, state: State, config: RunnableConfig, ctx: MemoryContext) -> Plan[State]:
         """The load_memory update: settings, blocks, and a new snapshot when a session starts
         or memory it showed is gone (a session that starts while a frozen source fails is
-        started again next turn)."""
+        started again next turn); the blocks and the command only when they change (each
+        channel written is a row of the step's checkpoint writes)."""
         info = state.get("memory_context") or {}
         settings, read, loaded, frozen_loaded = yield from self._read_plan(info, ctx)
         blocks = loaded[0]
@@ -254,11 +255,13 @@ class Prefix:
         else:
             context.update(self._told(info, blocks, state.get("messages") or []))
         context[PREFIX_TOKENS] = self._tokens({**info, **context})
-        return {
-            "memory_blocks": to_dicts(blocks, entries=False),
-            "memory_command": None,
-            "memory_context": context,
-        }
+        update: State = {"memory_context": context}
+        shown_now = to_dicts(blocks, entries=False)
+        if state.get("memory_blocks") != shown_now:
+            update["memory_blocks"] = shown_now
+        if state.get("memory_command") is not None:
+            update["memory_command"] = None
+        return update
 
     def recheck_plan(self, state: State, ctx: MemoryContext) -> Plan[State]:
         """Before a model call that follows a tool step: every source read again, and a new
