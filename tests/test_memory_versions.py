@@ -137,3 +137,17 @@ def test_a_store_without_versions_is_read_every_turn() -> None:
     store = InMemoryStore()
     store.batch([PutOp(NOTES, "a", {"text": "x"})])
     assert run(store, iter_plan(ReadVersions(Reads(prefixes=(NOTES,))))) is None
+
+
+def test_a_namespace_emptied_keeps_no_version_and_gets_a_new_one_when_written_again(
+    backend: Backend,
+) -> None:
+    store = backend.store
+    reads = Reads(exact=(NOTES,))
+    store.put(NOTES, "a", {"text": "first"})
+    (first,) = run(store, iter_plan(ReadVersions(reads)))
+    store.delete(NOTES, "a")
+    assert run(store, iter_plan(ReadVersions(reads))) == []  # nothing of ann's notes left
+    store.put(NOTES, "a", {"text": "first"})
+    (again,) = run(store, iter_plan(ReadVersions(reads)))
+    assert again[1] > first[1]

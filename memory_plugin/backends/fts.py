@@ -67,6 +67,7 @@ SQLITE_PER_SCOPE = [
 SQLITE_VERSIONS = [
     """CREATE TABLE memory_versions (
         scope TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID""",
+    "INSERT INTO memory_versions (scope, version) VALUES ('', 0)",
     *SQLITE_VERSION_TRIGGERS,
     "INSERT INTO memory_search_migrations (v) VALUES (2)",
 ]

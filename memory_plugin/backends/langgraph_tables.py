@@ -184,24 +184,44 @@ UNVERSIONED_GLOB = "memory_plugin.thread.*"
 """Namespaces no version counts: thread journals, written every turn and never read by a
 turn's memory snapshot (memory_plugin.backends.versions refuses to vouch for them)."""
 _SQLITE_BUMP = """
-        INSERT INTO memory_versions (scope, version) VALUES ({row}.prefix, 1)
-        ON CONFLICT (scope) DO UPDATE SET version = version + 1;"""
+        UPDATE memory_versions SET version = version + 1 WHERE scope = '';
+        INSERT INTO memory_versions (scope, version)
+            VALUES ({row}.prefix, (SELECT version FROM memory_versions WHERE scope = ''))
+            ON CONFLICT (scope) DO UPDATE SET version = excluded.version;"""
+_SQLITE_EMPTIED = """
+        DELETE FROM memory_versions WHERE scope = old.prefix
+            AND NOT EXISTS (SELECT 1 FROM store WHERE prefix = old.prefix);"""
 SQLITE_VERSION_TRIGGERS = [
     f"""CREATE TRIGGER memory_versions_{op} AFTER {op.upper()} ON store
-    WHEN {row}.prefix NOT GLOB '{UNVERSIONED_GLOB}' BEGIN{_SQLITE_BUMP.format(row=row)}
+    WHEN {row}.prefix NOT GLOB '{UNVERSIONED_GLOB}' BEGIN{_SQLITE_BUMP.format(row=row)}{tail}
     END"""
-    for op, row in (("insert", "new"), ("update", "new"), ("delete", "old"))
+    for op, row, tail in (
+        ("insert", "new", ""),
+        ("update", "new", ""),
+        ("delete", "old", _SQLITE_EMPTIED),
+    )
 ]
-"""Count every write to a namespace (memory_plugin.backends.versions)."""
+"""Give a namespace a new version at every write to it, from one counter that only grows
+(the row of scope ''), and drop the version of a namespace its last item left (nothing of an
+erased user stays behind; a namespace written again gets a version it never had)."""
 PG_VERSION_SYNC = [
+    """
+CREATE SEQUENCE IF NOT EXISTS memory_versions_seq
+""",
     """
 CREATE OR REPLACE FUNCTION memory_versions_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     written text := CASE WHEN TG_OP = 'DELETE' THEN OLD.prefix ELSE NEW.prefix END;
 BEGIN
-    IF NOT starts_with(written, 'memory_plugin.thread.') THEN
-        INSERT INTO memory_versions AS v (scope, version) VALUES (written, 1)
-            ON CONFLICT (scope) DO UPDATE SET version = v.version + 1;
+    IF starts_with(written, 'memory_plugin.thread.') THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'DELETE' AND NOT EXISTS (SELECT 1 FROM store WHERE prefix = written) THEN
+        DELETE FROM memory_versions WHERE scope = written;
+    ELSE
+        INSERT INTO memory_versions AS v (scope, version)
+            VALUES (written, nextval('memory_versions_seq'))
+            ON CONFLICT (scope) DO UPDATE SET version = excluded.version;
     END IF;
     RETURN NULL;
 END $$
@@ -214,7 +234,7 @@ CREATE TRIGGER memory_versions_bump AFTER INSERT OR UPDATE OR DELETE ON store
     FOR EACH ROW EXECUTE FUNCTION memory_versions_bump()
 """,
 ]
-"""Count every write to a namespace (memory_plugin.backends.versions)."""
+"""SQLITE_VERSION_TRIGGERS on PostgreSQL: versions from a sequence."""
 PG_NOTE_FTS = """
 INSERT INTO memory_note_fts (prefix, key, tsv, len)
 SELECT prefix, key, doc,

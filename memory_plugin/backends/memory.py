@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,14 +23,15 @@ class LockedInMemoryStore(InMemoryStore):
     another thread writes raises "dictionary changed size during iteration". Here every read
     and write of its dicts holds one lock; embedding calls run outside it. Each distinct text
     of a batch is embedded once and its vector indexes every item holding that text
-    (InMemoryStore itself refuses a batch in which two items share a text). It counts the
-    writes to each namespace (memory_plugin.backends.versions).
+    (InMemoryStore itself refuses a batch in which two items share a text). It keeps each
+    namespace's version (memory_plugin.backends.versions).
     """
 
     def __init__(self, *, index: Any = None) -> None:
         super().__init__(index=index)
         self._lock = threading.Lock()
-        self.versions: Counter[str] = Counter()
+        self.versions: dict[str, int] = {}
+        self._counter = itertools.count(1)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run a batch; reads and writes of the store's data are serialised."""
@@ -68,7 +69,7 @@ class LockedInMemoryStore(InMemoryStore):
             if vectors is not None:
                 self._insertinmem_store(to_embed, _per_field(to_embed, vectors))
             self._apply_put_ops(puts)
-            bump(self.versions, puts.values())
+            bump(self.versions, self._counter, puts.values(), lambda ns: bool(self._data.get(ns)))
 
 
 def _per_field(

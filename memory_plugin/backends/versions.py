@@ -1,19 +1,20 @@
 """Namespace versions: how a turn knows, in one statement, that the memory it read is unchanged.
 
 Every write to a namespace (a put, an update, a delete; ours, LangGraph's or another app
-server's) adds one to that namespace's version, in the writing transaction: triggers on
-LangGraph's `store` table on SQLite and PostgreSQL (memory_plugin.backends.langgraph_tables),
-the batch itself on the in-memory store. `ReadVersions` gives the versions under a set of
-namespaces (exact ones, and prefixes with everything below them); a reader that took them
-before it read the namespaces' items, and finds them the same later, knows the items are
-too. A store that keeps no versions (one not opened by `connect`, LangGraph Server's) answers
-None, and so does a namespace no version counts (thread journals): read again.
+server's) gives that namespace a new version, in the writing transaction, from a counter that
+only grows; a namespace its last item left has none (nothing of an erased user stays
+behind). Triggers on LangGraph's `store` table keep them on SQLite and PostgreSQL
+(memory_plugin.backends.langgraph_tables), the batch itself on the in-memory store.
+`ReadVersions` gives the versions under a set of namespaces (exact ones, and prefixes with
+everything below them); a reader that took them before it read the namespaces' items, and
+finds them the same later, knows the items are too. A store that keeps no versions (one not
+opened by `connect`, LangGraph Server's) answers None, and so does a namespace no version
+counts (thread journals): read again.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,7 +91,7 @@ def _rows(rows: Iterable[Any]) -> Versions:
 
 
 def _in_memory(store: BaseStore, reads: Reads) -> Versions | None:
-    counts: Counter[str] | None = getattr(store, "versions", None)
+    counts: dict[str, int] | None = getattr(store, "versions", None)
     if counts is None:
         return None
     exact = {_text(ns) for ns in reads.exact}
@@ -102,11 +103,20 @@ def _in_memory(store: BaseStore, reads: Reads) -> Versions | None:
     )
 
 
-def bump(counts: Counter[str], ops: Iterable[Op]) -> None:
-    """Count the writes among `ops` (the in-memory store's batch)."""
+def bump(
+    versions: dict[str, int],
+    counter: Iterator[int],
+    ops: Iterable[Op],
+    live: Callable[[Namespace], bool],
+) -> None:
+    """New versions for the namespaces `ops` wrote, none for those left empty (the in-memory
+    store's batch, under its lock)."""
     for op in ops:
         if isinstance(op, PutOp) and op.namespace[: len(UNVERSIONED)] != UNVERSIONED:
-            counts[_text(op.namespace)] += 1
+            if live(op.namespace):
+                versions[_text(op.namespace)] = next(counter)
+            else:
+                versions.pop(_text(op.namespace), None)
 
 
 @dataclass(frozen=True)
