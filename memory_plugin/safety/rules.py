@@ -10,7 +10,7 @@ from re import _constants as _sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
-from memory_plugin.safety.superset import Sieve, sieve
+from memory_plugin.safety.superset import Literals, Sieve, literals, sieve
 
 
 @dataclass(frozen=True)
@@ -795,11 +795,24 @@ def prepare() -> None:
     a turn screens does not wait for them (about a second)."""
     _index()
     _sieve()
+    _literals()
 
 
 @cache
 def _sieve() -> Sieve | None:
     return sieve([pattern for rule in ALL for pattern in rule.patterns])
+
+
+@cache
+def _literals() -> Literals | None:
+    """The RE2 scan for every string the index looks for in the forms but whole words: its
+    keys of kinds 1 and 2 and its strings' parts."""
+    index = _index()
+    wanted = set(index.keys[1] | index.keys[2])
+    for strings in index.strings:
+        for _, _, (inside, across) in strings:
+            wanted.update(inside, across)
+    return literals(sorted(wanted))
 
 
 @cache
@@ -846,14 +859,30 @@ def _index() -> _Index:
 
 def first_broken(forms: Sequence[str]) -> Rule | None:
     """The first rule of ALL a form breaks, running each pattern only where its needs are met
-    and, with google-re2, its RE2 rewrite matches (see memory_plugin.safety.superset)."""
+    and, with google-re2, its RE2 rewrite matches (see memory_plugin.safety.superset). With
+    google-re2, the strings the needs look for are found in one RE2 scan of the forms (none
+    holds a line feed, so a string found in the forms joined by line feeds is in one form)."""
     index = _index()
     fast = _sieve()
     scanned = None if fast is None else fast.scan(forms)
-    text = "\x00".join(forms)
-    words = set(_WORD.findall(text))
-    wordtext = " ".join(words)
-    present = (words, {wordtext[i : i + 3] for i in range(len(wordtext) - 2)}, set(wordtext))
+    words = set(_WORD.findall("\x00".join(forms)))
+    scan = None if scanned is None else _literals()
+    if scan is not None and scanned is not None:  # each string looked for in one RE2 scan
+        strings = scan.found(scanned)
+        present: tuple[set[str], ...] = (words, strings, strings)
+
+        def found(parts: Parts) -> bool:
+            inside, across = parts
+            return all(p in strings for p in inside) and all(p in strings for p in across)
+
+    else:
+        text = "\x00".join(forms)
+        wordtext = " ".join(words)
+        present = (words, {wordtext[i : i + 3] for i in range(len(wordtext) - 2)}, set(wordtext))
+
+        def found(parts: Parts) -> bool:
+            return _found(parts, wordtext, text)
+
     met: set[int] = set()  # needs met
     possible = set(index.unkeyed)  # needs one of whose keys is in the forms
     for lookups, keys, here in zip(index.lookups, index.keys, present, strict=True):
@@ -867,7 +896,7 @@ def first_broken(forms: Sequence[str]) -> Rule | None:
         if need in unmet:
             return False
         for kind, key, parts in index.strings[need]:
-            if (kind < 0 or key in present[kind]) and _found(parts, wordtext, text):
+            if (kind < 0 or key in present[kind]) and found(parts):
                 met.add(need)
                 return True
         unmet.add(need)
