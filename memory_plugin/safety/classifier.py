@@ -46,6 +46,7 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u
 T = TypeVar("T", bound=np.generic)
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
 
 
 _ASCII_WORD = np.array([chr(code).isalnum() or code == 0x5F for code in range(128)])
@@ -150,13 +151,10 @@ def _hashed(text: str, dimensions: int) -> tuple[I64, I64, I64]:
     padded = f" {text} "
     codes = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64) + 1
     n = len(codes)
+    powers, inverse = _powers(n + 1)
     with np.errstate(over="ignore"):
-        powers = np.cumprod(np.full(n + 1, _P, dtype=np.uint64))
-        powers = np.concatenate(([np.uint64(1)], powers[:-1]))
-        inverse = np.cumprod(np.full(n, _P_INVERSE, dtype=np.uint64))
-        inverse = np.concatenate(([np.uint64(1)], inverse[:-1]))
         prefix = np.zeros(n + 1, dtype=np.uint64)
-        prefix[1:] = np.cumsum(codes * inverse) * powers[:n]
+        prefix[1:] = np.cumsum(codes * inverse[:n]) * powers[:n]
 
         def spans(starts: I64, ends: I64) -> U64:
             hashed: U64 = prefix[ends] - prefix[starts] * powers[ends - starts]
@@ -192,6 +190,22 @@ def _hashed(text: str, dimensions: int) -> tuple[I64, I64, I64]:
     else:
         hashed %= np.uint64(dimensions)
     return hashed.astype(np.int64), np.concatenate(starts_all), np.concatenate(ends_all)
+
+
+_POWERS: list[tuple[U64, U64]] = []
+
+
+def _powers(count: int) -> tuple[U64, U64]:
+    """The first `count` (at least) powers of the hash's prime and of its inverse mod 2**64,
+    computed once for the longest text so far."""
+    if not _POWERS or len(_POWERS[0][0]) < count:
+        size = max(count, 4096, 2 * len(_POWERS[0][0]) if _POWERS else 0)
+        with np.errstate(over="ignore"):
+            powers = np.cumprod(np.full(size, _P, dtype=np.uint64))
+            inverse = np.cumprod(np.full(size, _P_INVERSE, dtype=np.uint64))
+        one = np.ones(1, dtype=np.uint64)
+        _POWERS[:] = [(np.concatenate((one, powers[:-1])), np.concatenate((one, inverse[:-1])))]
+    return _POWERS[0]
 
 
 @dataclass(frozen=True)
@@ -261,25 +275,36 @@ class Model:
             for i in chosen:  # a few short texts: a batch's fixed cost is more than it saves
                 verdicts[i] = self._over(grams(plain[i], self.dimensions), passages(plain[i]))
             return verdicts
-        joined = "".join(f" {plain[i]} " for i in chosen)
+        scores, slack, owners = self._scores([plain[i] for i in chosen])
+        above = scores - slack > self.threshold
+        unsure = np.abs(scores - self.threshold) <= slack
+        refused = np.bincount(owners[above], minlength=len(chosen)) > 0
+        doubtful = np.bincount(owners[unsure], minlength=len(chosen)) > 0
+        for number, i in enumerate(chosen):
+            if refused[number]:
+                verdicts[i] = True
+            elif doubtful[number]:
+                verdicts[i] = self.refuses(plain[i])
+        return verdicts
+
+    def _scores(self, texts: Sequence[str]) -> tuple[F64, F64, I64]:
+        """The score of every passage of the masked texts (float64 sums), a bound on its
+        float32 summation error, and the number of the text it is a passage of; a passage
+        several texts share is hashed and scored once (see `_distinct_passages`)."""
+        chunks, found, owner, shared = _distinct_passages(texts)
+        joined = "".join(f" {chunk} " for chunk in chunks)
         all_buckets, all_starts, all_ends = _hashed(joined[1:-1], self.dimensions)  # re-padded
-        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(plain[i]) + 2 for i in chosen])
-        # An n-gram belongs to a text when it ends inside the padded text it starts in (words
+        offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(chunk) + 2 for chunk in chunks])
+        # An n-gram belongs to a chunk when it ends inside the padded chunk it starts in (words
         # cannot cross the padding; character grams and word pairs can, and are dropped).
         region = np.searchsorted(offsets, all_starts, side="right") - 1
         keep = all_ends <= offsets[region + 1]
         starts, buckets = all_starts[keep], all_buckets[keep]
         order = np.argsort(starts, kind="stable")
         starts, buckets = starts[order], buckets[order]
-        bounds: list[tuple[int, int]] = []
-        owner: list[int] = []
-        for number, i in enumerate(chosen):
-            base = int(offsets[number])
-            for a, b in passages(plain[i]):
-                bounds.append((base + a, base + b))
-                owner.append(number)
-        spans = np.array(bounds, dtype=np.int64)
+        spans = np.array(found, dtype=np.int64).reshape(-1, 3)
+        spans = spans[:, 1:] + offsets[spans[:, :1]]  # (start, end) in the joined chunks
         low = np.searchsorted(starts, spans[:, 0])
         high = np.searchsorted(starts, spans[:, 1])
         lengths = high - low
@@ -295,17 +320,64 @@ class Model:
         root = np.sqrt(np.maximum(counts, 1.0))
         scores = sums / root + self.bias
         slack = (1e-5 * sizes_abs + 1e-6) / root + 1e-9 * (abs(self.bias) + 1.0)
-        above = scores - slack > self.threshold
-        unsure = np.abs(scores - self.threshold) <= slack
-        owners = np.array(owner, dtype=np.int64)
-        refused = np.bincount(owners[above], minlength=len(chosen)) > 0
-        doubtful = np.bincount(owners[unsure], minlength=len(chosen)) > 0
-        for number, i in enumerate(chosen):
-            if refused[number]:
-                verdicts[i] = True
-            elif doubtful[number]:
-                verdicts[i] = self.refuses(plain[i])
-        return verdicts
+        passage = np.array(shared, dtype=np.int64)
+        return scores[passage], slack[passage], np.array(owner, dtype=np.int64)
+
+
+def _distinct_passages(
+    texts: Sequence[str],
+) -> tuple[list[str], list[tuple[int, int, int]], list[int], list[int]]:
+    """The texts' passages, each distinct one once: chunks of the texts to hash, each distinct
+    passage as (chunk, start, end) in its padded chunk, and each text's passage as its text's
+    number (owner) and its distinct passage's (shared). Passages of the forms of one note are
+    often the same words; a passage's n-grams are those of its characters, the one before it
+    (where a word starts) and the next three and up to the end of the next word (where its
+    last character grams and word pair end), so passages alike in those are scored once."""
+    chunks: list[str] = []
+    bounds: list[tuple[int, int, int]] = []
+    owner: list[int] = []
+    shared: list[int] = []
+    known: dict[tuple[str, int, int], int] = {}
+    for number, text in enumerate(texts):
+        size = len(text)
+        run: tuple[int, int] | None = None  # the chunk being built: its start and end in text
+        pending: list[tuple[int, int]] = []  # its passages, padded offsets in the text
+        for a, b in passages(text):
+            word = _WORD_START.search(text, b - 1)  # the first word starting at or after b
+            first, last = max(a - 2, 0), min(max(b + 3, word.end() if word else size), size)
+            key = (text[first:last], a - first, b - first)
+            seen = known.get(key)
+            owner.append(number)
+            if seen is not None:
+                shared.append(seen)
+                if run is not None:
+                    _close(text, run, pending, chunks, bounds)
+                    run, pending = None, []
+                continue
+            known[key] = len(bounds) + len(pending)
+            shared.append(known[key])
+            run = (first, last) if run is None else (run[0], last)
+            pending.append((a, b))
+        if run is not None:
+            _close(text, run, pending, chunks, bounds)
+    return chunks, bounds, owner, shared
+
+
+_WORD_START = re.compile(r"(?<!\w)\w+")
+
+
+def _close(
+    text: str,
+    run: tuple[int, int],
+    pending: list[tuple[int, int]],
+    chunks: list[str],
+    bounds: list[tuple[int, int, int]],
+) -> None:
+    """Add the chunk text[run] and its passages (padded offsets in the text, made offsets in
+    the padded chunk)."""
+    first, last = run
+    chunks.append(text[first:last])
+    bounds.extend((len(chunks) - 1, a - first, b - first) for a, b in pending)
 
 
 def load(path: Path) -> Model:
