@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 from urllib.parse import unquote_plus
 
 # Every format (Cf) character of Unicode 15, the invisible marks the screen has always refused
@@ -270,7 +271,7 @@ def _turned(text: str) -> list[str]:
         sentence = match.group()
         if 4 * _count(sentence, "nrvbh") > 5 * _count(sentence, "aeiou"):
             rot13.append(_translate(sentence, _ROT13_TABLE))
-        if len(_WORDLIKE_REVERSED.findall(sentence)) > len(_WORDLIKE.findall(sentence)):
+        if _reads_better_reversed(sentence):
             backwards.append(sentence)
     forms = [" ".join(rot13)] if rot13 else []
     if backwards:
@@ -284,19 +285,34 @@ def _count(text: str, letters: str) -> int:
 
 
 def _wordlike_pattern(common: Iterable[str], endings: Iterable[str], *, reverse: bool) -> str:
-    """A whitespace-separated word that, stripped of punctuation, is a common word, or that
-    ends like an English word (read backwards with `reverse`)."""
+    """A word (a run of non-whitespace) that, stripped of punctuation, is a common word, or
+    that ends like an English word (read backwards with `reverse`)."""
     punctuation = f"[{re.escape(_PUNCTUATION)}]*"
     words = "|".join(re.escape(w[::-1] if reverse else w) for w in sorted(common))
     ends = "|".join(re.escape(e[::-1] if reverse else e) for e in endings)
     ending = rf"(?:{ends})\S*" if reverse else rf"\S*(?:{ends})"
-    return rf"(?<!\S)(?:{punctuation}(?:{words}){punctuation}(?!\S)|{ending}(?!\S))"
+    return rf"{punctuation}(?:{words}){punctuation}|{ending}"
 
 
-# Counting the words that read like English, forwards and backwards, in one scan each: a word
-# is a maximal run of non-whitespace (as str.split sees it), counted once.
 _WORDLIKE = re.compile(_wordlike_pattern(_COMMON, _ENDINGS, reverse=False))
 _WORDLIKE_REVERSED = re.compile(_wordlike_pattern(_COMMON, _ENDINGS, reverse=True))
+
+
+def _reads_better_reversed(sentence: str) -> bool:
+    """Whether more of the sentence's words (as str.split sees them) read like English
+    backwards than forwards."""
+    score = 0
+    for word in sentence.split():
+        score += _wordlike(word)
+    return score > 0
+
+
+@lru_cache(maxsize=1 << 16)
+def _wordlike(word: str) -> int:
+    """1 if the word reads like English backwards only, -1 forwards only, else 0."""
+    return (_WORDLIKE_REVERSED.fullmatch(word) is not None) - (
+        _WORDLIKE.fullmatch(word) is not None
+    )
 
 
 def _decoded(text: str) -> list[str]:
