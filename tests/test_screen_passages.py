@@ -5,6 +5,7 @@ form's every passage, at the shipped threshold and at thresholds that refuse man
 from __future__ import annotations
 
 import random
+import re
 from unittest.mock import patch
 
 import numpy as np
@@ -86,6 +87,30 @@ def test_forms_share_passages_scored_once() -> None:
     assert len(found) < len(every)
     assert sorted(set(shared)) == list(range(len(found)))
     assert sum(map(len, chunks)) < sum(map(len, plain))
+
+
+BREAK_BEFORE = re.compile(r"[.!?;:]+(?=\s)|[\u3002\uff01\uff1f\uff1b]+|\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([".", "!?", ": ", ";\n", "\u3002", "\uff01\uff1f", "\n", " ", "a"])
+        | st.text(max_size=4),
+        max_size=30,
+    ).map("".join)
+)
+def test_breaks_are_found_as_before(text: str) -> None:
+    assert [m.end() for m in classifier._BREAK.finditer(text)] == [
+        m.end() for m in BREAK_BEFORE.finditer(text)
+    ]
+
+
+def test_the_corpora_break_as_before() -> None:
+    for line in corpus_lines() + notes(20, 6):
+        assert [m.span() for m in classifier._BREAK.finditer(line)] == [
+            m.span() for m in BREAK_BEFORE.finditer(line)
+        ]
 
 
 sentences = st.sampled_from(

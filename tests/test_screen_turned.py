@@ -1,6 +1,7 @@
 """The screen turns a sentence backwards where more of its words read like English so
 (memory_plugin.safety.normalise._turned): judging each word once, from a cache, turns the
-same sentences as scanning each sentence with the word patterns did, on every corpus."""
+same sentences as scanning each sentence with the word patterns did, on every corpus; and
+the markup pattern, led by a lookahead, removes what it removed before."""
 
 from __future__ import annotations
 
@@ -66,3 +67,31 @@ def test_the_corpora_and_docs_turn_as_before() -> None:
 )
 def test_any_text_turns_as_before(text: str) -> None:
     assert _turned(text) == turned_before(text)
+
+
+MARKUP_BEFORE = re.compile(
+    rf"<(?!\s*/?\s*{normalise._OURS}\s*>)[^<>\n]{{0,60}}>|[*`~#>|\[\]\"“”]+|(?<!\w)_+|_+(?!\w)"
+)
+
+
+def test_the_corpora_and_docs_lose_the_same_markup() -> None:
+    texts = [text for name in CORPORA for _, text in load(name)]
+    texts += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
+    changed = 0
+    for text in texts:
+        folded = text.casefold()
+        assert normalise._MARKUP.sub(" ", folded) == MARKUP_BEFORE.sub(" ", folded), text
+        changed += MARKUP_BEFORE.sub(" ", folded) != folded
+    assert changed > 100
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["<", ">", "</system>", "< memory >", "_", "a_b", "*", "“", "`", "\n"])
+        | st.text(max_size=4),
+        max_size=20,
+    ).map("".join)
+)
+def test_any_text_loses_the_same_markup(text: str) -> None:
+    assert normalise._MARKUP.sub(" ", text) == MARKUP_BEFORE.sub(" ", text)

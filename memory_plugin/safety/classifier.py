@@ -40,7 +40,11 @@ _WORD = re.compile(r"\w+")
 _URL = re.compile(r"\b(?:[a-z][a-z0-9+.\-]{1,15}://|www\.)[^\s<>\"'`]{1,2000}", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+\-]{1,64}@[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,8}")
 _DIGITS = re.compile(r"\d+")
-_BREAK = re.compile(r"[.!?;:]+(?=\s)|[\u3002\uff01\uff1f\uff1b]+|\n")
+# A sentence's or a line's end; the lookahead (any branch's first character) lets `re` skip
+# the other characters without trying each branch at each of them.
+_BREAK = re.compile(
+    r"(?=[.!?;:\u3002\uff01\uff1f\uff1b\n])(?:[.!?;:]+(?=\s)|[\u3002\uff01\uff1f\uff1b]+|\n)"
+)
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
 
 T = TypeVar("T", bound=np.generic)

@@ -99,8 +99,11 @@ _COMMON = frozenset(
 _ENDINGS = ("ing", "ion", "ions", "ed", "ly", "er", "ous", "ent", "ate", "ive", "al", "ore")
 _PUNCTUATION = ".,;:!?\"'()"
 _OURS = r"(system|conversation_summary|[a-z_]*memory[a-z_]*)"
+# The lookahead (any branch's first character) lets `re` skip the other characters without
+# trying each branch at each of them.
 _MARKUP = re.compile(
-    rf"<(?!\s*/?\s*{_OURS}\s*>)[^<>\n]{{0,60}}>|[*`~#>|\[\]\"“”]+|(?<!\w)_+|_+(?!\w)"
+    r'(?=[<*`~#>|\[\]"“”_])'
+    rf"(?:<(?!\s*/?\s*{_OURS}\s*>)[^<>\n]{{0,60}}>|[*`~#>|\[\]\"“”]+|(?<!\w)_+|_+(?!\w))"
 )
 _SPACED = re.compile(r"(?<![\w])(?:\w[ \t.\-*·]){2,}\w(?![\w])")
 _SPACERS = re.compile(r"[ \t.\-*·]")
