@@ -796,6 +796,7 @@ def prepare() -> None:
     _index()
     _sieve()
     _literals()
+    _wanted()
 
 
 @cache
@@ -813,6 +814,15 @@ def _literals() -> Literals | None:
         for _, _, (inside, across) in strings:
             wanted.update(inside, across)
     return literals(sorted(wanted))
+
+
+@cache
+def _wanted() -> tuple[tuple[tuple[int, str, frozenset[str]], ...], ...]:
+    """The index's strings by need, each with its parts as one set (for the literal scan)."""
+    return tuple(
+        tuple((kind, key, frozenset(inside + across)) for kind, key, (inside, across) in found)
+        for found in _index().strings
+    )
 
 
 @cache
@@ -860,27 +870,26 @@ def _index() -> _Index:
 def first_broken(forms: Sequence[str]) -> Rule | None:
     """The first rule of ALL a form breaks, running each pattern only where its needs are met
     and, with google-re2, its RE2 rewrite matches (see memory_plugin.safety.superset). With
-    google-re2, the strings the needs look for are found in one RE2 scan of the forms (none
-    holds a line feed, so a string found in the forms joined by line feeds is in one form)."""
+    google-re2, the strings the needs look for are found in one RE2 scan of the forms joined
+    by line feeds (a string found there is in a form or holds a line feed: no pattern that
+    may match is left out)."""
     index = _index()
     fast = _sieve()
     scanned = None if fast is None else fast.scan(forms)
     words = set(_WORD.findall("\x00".join(forms)))
     scan = None if scanned is None else _literals()
+    entries: tuple[tuple[tuple[int, str, Any], ...], ...]
     if scan is not None and scanned is not None:  # each string looked for in one RE2 scan
         strings = scan.found(scanned)
         present: tuple[set[str], ...] = (words, strings, strings)
-
-        def found(parts: Parts) -> bool:
-            inside, across = parts
-            return all(p in strings for p in inside) and all(p in strings for p in across)
-
+        entries, found = _wanted(), strings.issuperset
     else:
         text = "\x00".join(forms)
         wordtext = " ".join(words)
         present = (words, {wordtext[i : i + 3] for i in range(len(wordtext) - 2)}, set(wordtext))
+        entries = index.strings
 
-        def found(parts: Parts) -> bool:
+        def found(parts: Any) -> bool:
             return _found(parts, wordtext, text)
 
     met: set[int] = set()  # needs met
@@ -895,7 +904,7 @@ def first_broken(forms: Sequence[str]) -> Rule | None:
     def meets(need: int) -> bool:
         if need in unmet:
             return False
-        for kind, key, parts in index.strings[need]:
+        for kind, key, parts in entries[need]:
             if (kind < 0 or key in present[kind]) and found(parts):
                 met.add(need)
                 return True
