@@ -35,7 +35,9 @@ def reading_turn() -> list[AIMessage]:
 
 
 def test_a_compaction_inside_the_turn_keeps_the_turns_user_message(backend: Backend) -> None:
-    settings = MemorySettings(masking=False, summarization_keep_ratio=0.1)
+    settings = MemorySettings(
+        masking=False, summarization_trigger_ratio=0.8, summarization_keep_ratio=0.1
+    )
     graph = create_memory_graph(
         DemoModel(script=reading_turn(), profile={"max_input_tokens": 4_000}),
         [fetch],

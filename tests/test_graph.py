@@ -172,7 +172,7 @@ def test_masking_is_streamed(backend: Backend) -> None:
 def test_compaction_is_streamed_and_flushes_one_note_beside_the_summary(
     backend: Backend,
 ) -> None:
-    events = long_thread(backend, window=5_000, turns=5, thread="compaction")
+    events = long_thread(backend, window=5_000, turns=6, thread="compaction")
     assert events.count(("context_management", "compacted")) == 1
     assert wait_all()
     notes = ScopedMemory(backend.store).list_notes(ANN)

@@ -1,32 +1,44 @@
 """Masking on a call whose system message changes anyway (a new memory snapshot after a
-removal): the prompt cache breaks there regardless, so a smaller pass runs on that call."""
+removal): the prompt cache breaks there regardless, so a smaller pass runs on that call.
+Compaction counts masked outputs at their full size: masking lowers each call's input
+between compactions, it does not postpone them."""
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from datetime import UTC, datetime
 
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.store.memory import InMemoryStore
+
+from memory_plugin.context_management.compaction import compaction_due, compaction_plan
 from memory_plugin.context_management.masking import (
+    MASKED_TOKENS,
     SNAPSHOT,
     is_masked,
     mask,
     resnapshotted,
     snapshot_seen,
 )
+from memory_plugin.context_management.state import add_messages_batch
 from memory_plugin.context_management.turn import SUMMARY
 from memory_plugin.context_management.updates import SHOWN
+from memory_plugin.plans import run
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import counter_for
+from tests.fakes import CompactionModel
 
 COUNTER = counter_for(None)
 WINDOW = 10_000
 
 
 def transcript(outputs: int, words: int) -> list[BaseMessage]:
-    messages: list[BaseMessage] = [HumanMessage("read the pages")]
+    messages: list[BaseMessage] = [HumanMessage("read the pages", id="h")]
     for n in range(outputs):
         call = {"name": "fetch", "args": {"n": n}, "id": f"c{n}"}
         messages.append(AIMessage("", tool_calls=[call], id=f"a{n}"))
-        messages.append(ToolMessage("page " * words, tool_call_id=f"c{n}", name="fetch"))
+        messages.append(
+            ToolMessage("page " * words, tool_call_id=f"c{n}", name="fetch", id=f"t{n}")
+        )
     return messages
 
 
@@ -59,3 +71,35 @@ def test_a_new_snapshot_is_told_apart_from_a_compaction() -> None:
 
     compacted = {**info, SHOWN: [], SUMMARY: "the summary"}
     assert not resnapshotted(compacted), "the compaction call itself already broke the cache"
+
+
+def test_compaction_counts_masked_outputs_at_full_size_and_starts_the_count_again() -> None:
+    settings = MemorySettings()
+    messages = transcript(outputs=30, words=100)
+    window = COUNTER.count(messages)  # the unmasked thread fills the window
+    passed = mask(messages, window, window, settings, COUNTER)
+    assert passed.freed_tokens >= settings.masking_batch_ratio * window
+    masked = add_messages_batch(messages, [passed.replacements])  # type: ignore[arg-type]
+    sent = COUNTER.count(masked)
+    assert sent < settings.summarization_trigger_ratio * window, "the input alone is below"
+
+    info = {"tokens": sent, MASKED_TOKENS: passed.freed_tokens}
+    assert not compaction_due({"tokens": sent}, settings, window, COUNTER)
+    assert compaction_due(info, settings, window, COUNTER)
+
+    plan = compaction_plan(
+        masked,
+        info,
+        model=CompactionModel(),
+        settings=settings,
+        window=window,
+        counter=COUNTER,
+        kind="auto",
+        now=datetime(2026, 12, 6, tzinfo=UTC),
+        flush=None,
+    )
+    result = run(InMemoryStore(), plan)
+    assert result.status == "compacted"
+    context = result.updates["memory_context"]
+    assert context[MASKED_TOKENS] == 0, "what was masked is summarized: the count starts again"
+    assert not compaction_due(context, settings, window, COUNTER)

@@ -21,6 +21,9 @@ from tests.scoped_helpers import ANN
 from tests.thread_helpers import build_graph, build_turn_graph, chat, fetch_turn, tool_messages
 
 NO_MASKING = {"masking": False}
+# a compaction trigger whose band of smaller masking passes (within masking_min_clear_ratio
+# of it) these short threads reach before a batch pass is possible
+NEAR_COMPACTION = {"summarization_trigger_ratio": 0.8}
 
 
 def turns(n: int, start: int = 0) -> list[AIMessage]:
@@ -41,7 +44,13 @@ def test_masking_replaces_old_outputs_and_keeps_recent_ones(
     backend: Backend, combined: bool
 ) -> None:
     model = chat(turns(9), window=12_000)
-    graph, _ = build_graph(backend, model, summary_model=CompactionModel(), combined=combined)
+    graph, _ = build_graph(
+        backend,
+        model,
+        summary_model=CompactionModel(),
+        platform=NEAR_COMPACTION,
+        combined=combined,
+    )
     for n in range(9):
         ask(graph, f"read page {n}")
     results = tool_messages(state_of(graph))
@@ -74,7 +83,9 @@ def test_masked_output_comes_back_from_the_journal(backend: Backend) -> None:
         ],
         window=12_000,
     )
-    graph, _ = build_graph(backend, model, summary_model=CompactionModel())
+    graph, _ = build_graph(
+        backend, model, summary_model=CompactionModel(), platform=NEAR_COMPACTION
+    )
     for n in range(9):
         ask(graph, f"read page {n}")
     assert is_masked(tool_messages(state_of(graph))[0])
@@ -261,13 +272,13 @@ async def test_nodes_under_ainvoke(abackend: Backend, monkeypatch: pytest.Monkey
 
 @pytest.mark.slow
 def test_turn_nodes_do_the_same_work(backend: Backend) -> None:
-    LayeredSettings(backend.store).update("platform", ANN, set={"flush": True})
+    LayeredSettings(backend.store).update("platform", ANN, set={"flush": True, **NEAR_COMPACTION})
     model = chat(turns(12), window=8_000)
     graph, _ = build_turn_graph(backend, model, summary_model=CompactionModel())
     for n in range(12):
         ask(graph, f"read page {n}")
     state = state_of(graph)
-    assert any(is_masked(m) for m in tool_messages(state))
+    assert state["memory_context"]["masked"] > 0, "masked (since summarized, maybe)"
     assert unpaired(state["messages"]) == []
     assert isinstance(model.inputs[-1][0], SystemMessage)
     assert "<memory_document" in str(model.inputs[-1][0].content)
@@ -353,6 +364,7 @@ def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share
         combined=True,
     )
     batches: list[dict[str, Any]] = []
+    compactions = 0
     for n in range(pages):
         for event in graph.stream(
             {"messages": [HumanMessage(f"read page {n}")]},
@@ -360,9 +372,12 @@ def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share
             context=ANN,
             stream_mode="custom",
         ):
-            assert event["action"] != "compacted"
             if event["kind"] == "context_management" and event["action"] == "masked":
                 batches.append(event["details"])
+            compactions += event["action"] == "compacted"
+    # compaction counts masked outputs at full size, so it still comes (masking frees input
+    # between compactions, it does not postpone them)
+    assert compactions >= 1
     assert 2 <= len(batches) <= pages // 2, batches
     assert all(batch["outputs"] > 1 and batch["freed"] >= 0.15 * window for batch in batches)
     changed = [
@@ -370,5 +385,7 @@ def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share
         for k, (before, after) in enumerate(zip(model.inputs, model.inputs[1:], strict=False))
         if [m.content for m in after[: len(before)]] != [m.content for m in before]
     ]
-    assert len(changed) == len(batches), "the model's input changed between masking batches"
+    assert len(batches) <= len(changed) <= len(batches) + compactions, (
+        "the model's input changed only at masking batches and compactions"
+    )
     assert sum(batch["outputs"] for batch in batches) == state_of(graph)["memory_context"]["masked"]

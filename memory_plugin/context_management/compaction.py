@@ -29,7 +29,7 @@ from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from memory_plugin.context_management.flush import FlushStart, flush_hook, in_background
-from memory_plugin.context_management.masking import SCAN_FROM
+from memory_plugin.context_management.masking import MASKED_TOKENS, SCAN_FROM
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import preserved_before, safe_cut
 from memory_plugin.context_management.prompts import summary_messages
@@ -124,10 +124,10 @@ def split(
 def compaction_due(
     info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter
 ) -> bool:
-    """Whether the model's input (the transcript, the running summary and the protected
-    prefix load_memory counted) has crossed the compaction trigger."""
+    """Whether the model's input (the transcript with its masked outputs at full size, the
+    running summary and the protected prefix load_memory counted) has crossed the trigger."""
     before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
-    before += int(info.get(PREFIX_TOKENS, 0))
+    before += int(info.get(PREFIX_TOKENS, 0)) + int(info.get(MASKED_TOKENS, 0))
     return before >= settings.summarization_trigger_ratio * window
 
 
@@ -189,6 +189,7 @@ def compaction_plan(
         DIVIDERS: [*info.get(DIVIDERS, []), divider],
         **count_keys(kept, kept_tokens),
         SCAN_FROM: 0,
+        MASKED_TOKENS: 0,
     }
     return Compaction(
         "compacted",

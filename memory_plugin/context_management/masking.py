@@ -10,7 +10,9 @@ there regardless), so the prompt prefix changes rarely: below that, nothing chan
 (compaction at its own trigger still bounds the input).
 
 `MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
-next scan starts (`mask_scan_from`), how many outputs were masked (`masked`) and the memory
+next scan starts (`mask_scan_from`), how many outputs were masked (`masked`), the tokens the
+passes freed since the last compaction (`masked_tokens`: compaction counts the thread with
+its masked outputs at their full size, so masking never postpones it) and the memory
 snapshot the previous call was sent (`mask_snapshot`).
 """
 
@@ -37,6 +39,7 @@ from memory_plugin.tokens import TokenCounter, reports_window
 
 MASK_KEY = "memory_plugin_masked"
 SCAN_FROM, MASKED, SNAPSHOT = "mask_scan_from", "masked", "mask_snapshot"
+MASKED_TOKENS = "masked_tokens"
 FROZEN = "frozen_blocks"  # prefix.FROZEN (prefix imports this module through compaction)
 PLACEHOLDER = (
     "[Output of {name} masked to save context ({tokens:,} tokens). The full output is kept: "
@@ -149,7 +152,8 @@ def _digest(value: Any) -> str:
 
 def _urgent(tokens: int, window: int, settings: MemorySettings) -> bool:
     """Whether the input is within `masking_min_clear_ratio` of the compaction trigger: a
-    smaller pass then still runs, so masking comes before compaction where it can."""
+    smaller pass then still runs, so the input the model is sent stays clear of the window
+    until compaction (which counts masked outputs at full size) comes."""
     margin = settings.summarization_trigger_ratio - settings.masking_min_clear_ratio
     return tokens >= margin * window
 
@@ -213,5 +217,6 @@ class MaskingStep:
                 "tokens": counts["tokens"] - result.freed_tokens,
                 SCAN_FROM: result.scan_from,
                 MASKED: int(turn.info.get(MASKED, 0)) + len(result.replacements),
+                MASKED_TOKENS: int(turn.info.get(MASKED_TOKENS, 0)) + result.freed_tokens,
             }
         )
