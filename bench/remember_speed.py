@@ -3,7 +3,8 @@ on one core, against an earlier commit's package measured in the same run.
 
 Run: python bench/remember_speed.py [--notes 200] [--baseline DIR]
      (DIR holds an earlier commit's files, e.g. `git worktree add /tmp/base HEAD~1`; its
-     package is measured by this script in a subprocess with --root DIR, right after this one)
+     package is measured by this script in a subprocess with --root DIR, right after this one,
+     on the same notes)
 
 The script pins itself to one core. Notes are 2,000-character pieces of the repository's own
 README.md and docs/*.md from random offsets that the screen passes ("docs": prose, code
@@ -12,7 +13,11 @@ lines of tests/data/screen_benign.txt joined up to 2,000 characters ("near misse
 full of the screen's words, the hard case). Each note is remembered once by the public path
 (`ScopedMemory(backend.store).remember(ctx, note)` on `connect("sqlite:///...")`); a refused
 note's time counts too. The screen alone (`violation(note)`, the verdict remember asks for) is
-timed on the same notes for its share of remember's median. The host's load is printed beside.
+timed on as many other notes of each kind for its share of remember's median. The notes are
+made in a process of their own (making docs notes screens them), so the measured process
+screens each note for the first time, as a user's process does: nothing learned from a text
+(RE2's automaton states, cached word verdicts) is there before. The host's load is printed
+beside.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ def docs_notes(count: int, seed: int) -> list[str]:
     texts += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
     texts = [t for t in texts if len(t) > NOTE_CHARS]
     rng = random.Random(seed)
-    out = []
+    out: list[str] = []
     while len(out) < count:
         text = rng.choice(texts)
         start = rng.randrange(len(text) - NOTE_CHARS)
@@ -78,23 +83,35 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(count: int) -> dict[str, Any]:
+Notes = dict[str, list[str]]
+
+
+def make_notes(count: int) -> Notes:
+    """Each kind of note remembered, and as many others screened alone, and a few to warm up."""
+    return {
+        "docs": docs_notes(count, 1),
+        "near misses": near_misses(count, 2),
+        "screen docs": docs_notes(count, 5),
+        "screen near misses": near_misses(count, 6),
+        "warm": docs_notes(5, 3) + near_misses(5, 4),
+    }
+
+
+def measure(notes: Notes) -> dict[str, Any]:
     """remember's and the screen's times (ms) on each set of notes, in this process."""
     from memory_plugin import MemoryContext, ScopedMemory, connect
     from memory_plugin.errors import MemoryWriteError
     from memory_plugin.safety import violation
 
-    sets = {"docs": docs_notes(count, 1), "near misses": near_misses(count, 2)}
-    warm = docs_notes(5, 3) + near_misses(5, 4)
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder, connect(f"sqlite:///{folder}/b.db") as backend:
         memory = ScopedMemory(backend.store)
-        for number, (name, notes) in enumerate(sets.items()):
+        for note in notes["warm"]:  # load the classifier, build the rules' index, open the database
+            violation(note)
+        for number, name in enumerate(("docs", "near misses")):
             ctx = MemoryContext(user_id=f"bench{number}", workspace_id="bench")
-            for note in warm:  # load the classifier, build the rules' index, open the database
-                violation(note)
             remember, refused = [], 0
-            for note in notes:
+            for note in notes[name]:
                 start = time.perf_counter()
                 try:
                     memory.remember(ctx, note)
@@ -102,12 +119,22 @@ def measure(count: int) -> dict[str, Any]:
                     refused += 1
                 remember.append((time.perf_counter() - start) * 1000)
             screen = []
-            for note in notes:
+            for note in notes[f"screen {name}"]:
                 start = time.perf_counter()
                 violation(note)
                 screen.append((time.perf_counter() - start) * 1000)
             out[name] = {"remember": remember, "screen": screen, "refused": refused}
     return out
+
+
+def notes_from_another_process(count: int, folder: Path) -> Path:
+    """A file of `make_notes(count)`, made by this script in a subprocess."""
+    path = folder / "notes.json"
+    command = [sys.executable, __file__, "--notes", str(count), "--make", str(path)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"making the notes failed:\n{done.stderr[-3000:]}")
+    return path
 
 
 def pin() -> None:
@@ -131,22 +158,29 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=200)
     parser.add_argument("--baseline", type=Path, help="an earlier commit's files to compare")
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)  # the baseline's subprocess
+    parser.add_argument("--make", type=Path, help=argparse.SUPPRESS)  # the notes' subprocess
+    parser.add_argument("--from-file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     pin()
     if args.root is not None:
         sys.path.insert(0, str(args.root))
-        print(json.dumps(measure(args.notes)))
+        print(json.dumps(measure(json.loads(args.from_file.read_text(encoding="utf-8")))))
         return
     sys.path.insert(0, str(ROOT))
-    load = HostLoad.start()
-    results = {"this tree": measure(args.notes)}
-    if args.baseline is not None:
-        command = [sys.executable, __file__, "--notes", str(args.notes), "--root"]
-        done = subprocess.run([*command, str(args.baseline)], capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"the baseline run failed:\n{done.stderr[-3000:]}")
-        results[f"baseline {args.baseline}"] = json.loads(done.stdout.splitlines()[-1])
-    load.finish()
+    if args.make is not None:
+        args.make.write_text(json.dumps(make_notes(args.notes)), encoding="utf-8")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = notes_from_another_process(args.notes, Path(folder))
+        load = HostLoad.start()
+        results = {"this tree": measure(json.loads(path.read_text(encoding="utf-8")))}
+        if args.baseline is not None:
+            command = [sys.executable, __file__, "--from-file", str(path), "--root"]
+            done = subprocess.run([*command, str(args.baseline)], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"the baseline run failed:\n{done.stderr[-3000:]}")
+            results[f"baseline {args.baseline}"] = json.loads(done.stdout.splitlines()[-1])
+        load.finish()
     print(f"remember() of {NOTE_CHARS:,}-character notes on SQLite, one core, ms")
     print("| package | notes | refused | remember p50 | remember p90 | screen p50 | screen share |")
     print("|---|---|---|---|---|---|---|")
