@@ -13,6 +13,7 @@ from langchain_core.tools import tool
 from pydantic import Field
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import counter_for
 from tests.fakes import CompactionModel
 
@@ -72,4 +73,4 @@ def test_a_long_system_prompt_counts_toward_the_compaction_trigger(backend: Back
         )
     assert counter_for(None).count_text(LONG_PROMPT) > 0.2 * WINDOW
     assert any(p.startswith("summary") for p in summaries.prompts)
-    assert max(model.inputs) <= 0.8 * WINDOW
+    assert max(model.inputs) <= MemorySettings().summarization_trigger_ratio * WINDOW

@@ -195,7 +195,7 @@ async def test_middleware_hides_and_refuses_tools_async(abackend: Backend) -> No
     assert await ScopedMemory(abackend.store).alist_notes(ANN) == []
 
 
-def long_thread(backend: Backend, turns: int = 5) -> list[tuple[str, str]]:
+def long_thread(backend: Backend, turns: int = 6) -> list[tuple[str, str]]:
     """Turns that each look up a long entry on a small window (they compact); their events."""
     script: list[Any] = []
     for n in range(turns):
