@@ -23,9 +23,9 @@ summaries, flush notes and profile rewrites and counts them.
   the `remember` tool (it runs through the graph's ToolNode: the note is really stored, and
   read back at the end); every sixth turn the user states a fact about themselves and the
   maintenance model answers the profile consolidation with the rewritten profile (NOOP on
-  the other turns); the default window is sized so that exactly one compaction happens. The
-  profile may be consolidated in the background after a turn: the driver waits for the
-  maintenance model to go quiet before the next turn.
+  the other turns); on the default window (32k) it compacts a few times (4 at the defaults
+  of issue 37). The profile may be consolidated in the background after a turn: the driver
+  waits for the maintenance model to go quiet before the next turn.
 - `--removals` runs that session twice in one process, as scripted above and with a removal
   every seventh turn besides, alternately a note deleted before the turn (the newest, as the
   console deletes it) and a profile fact the user corrects (the maintenance model replaces the
