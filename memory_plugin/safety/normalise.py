@@ -18,8 +18,10 @@ import re
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 from urllib.parse import unquote_plus
+
+from memory_plugin.safety.superset import Sieve, sieve
 
 # Every format (Cf) character of Unicode 15, the invisible marks the screen has always refused
 # (U+034F, U+17B4, U+17B5), Hangul fillers, blank braille and variation selectors: the
@@ -355,7 +357,11 @@ def _decodings(text: str, budget: list[int]) -> Iterator[str]:
         unescaped = unescape(lines)
         if unescaped != lines and _printable(unescaped):
             yield unescaped
-    for pattern, decoders in _RUNS:
+    fast = _runs_sieve()
+    scanned = None if fast is None else fast.scan([text])
+    for number, (pattern, decoders) in enumerate(_RUNS):
+        if fast is not None and not fast.may_match(number, scanned):
+            continue  # no candidate run: RE2 found none in one linear scan
         for match in pattern.finditer(text):
             if budget[0] <= 0:
                 return
@@ -437,3 +443,14 @@ _RUNS: tuple[tuple[re.Pattern[str], tuple[_Decoder, ...]], ...] = (
     (_BASE32, ((_same, _b32),)),
     (_BASE64, ((_same, _b64), (_reversed, _b64), (_rot13, _b64))),
 )
+
+
+def prepare() -> None:
+    """Build the RE2 sieve of the encoded runs now, not at the first write."""
+    _runs_sieve()
+
+
+@cache
+def _runs_sieve() -> Sieve | None:
+    """The RE2 sieve for the candidate runs' patterns (see memory_plugin.safety.superset)."""
+    return sieve([pattern for pattern, _ in _RUNS])

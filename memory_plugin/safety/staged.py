@@ -34,6 +34,7 @@ from memory_plugin.safety.builtin import builtin_violation
 from memory_plugin.safety.check import Check, CheckFailed, OnFailure, Visibility
 from memory_plugin.safety.classifier import shipped
 from memory_plugin.safety.judge import Judge
+from memory_plugin.safety.normalise import prepare as prepare_forms
 from memory_plugin.safety.rules import prepare
 
 if TYPE_CHECKING:
@@ -143,10 +144,12 @@ def screening(screen: Screen) -> Iterator[Screen]:
 
 
 def prepare_screen() -> None:
-    """Load the classifier and build the rules' index now, not at the first write: a missing
-    or damaged classifier file raises ModelFileError naming it (never a silent pass)."""
+    """Load the classifier and build the rules' index and RE2 sieves now, not at the first
+    write: a missing or damaged classifier file raises ModelFileError naming it (never a silent
+    pass)."""
     shipped()
     prepare()
+    prepare_forms()
 
 
 def screen_from(
