@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.base import GetOp, Op, PutOp, SearchOp
 
 from memory_plugin import Backend, MemoryContext, create_memory_graph
@@ -50,8 +50,9 @@ class Reading:
                 self.reads += 1
 
 
-def recorded_graph(backend: Backend, seen: list[str]) -> Any:
-    """The prebuilt graph; every agent model input, joined, goes to `seen`."""
+def recorded_graph(backend: Backend, seen: list[str], script: list[Any] | None = None) -> Any:
+    """The prebuilt graph answering `script` (else "ok" each time); every agent model input,
+    joined, goes to `seen`."""
 
     class Recording(DemoModel):
         def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
@@ -60,7 +61,7 @@ def recorded_graph(backend: Backend, seen: list[str]) -> Any:
             return super()._generate(messages, *args, **kwargs)
 
     return create_memory_graph(
-        Recording(script=["ok"], repeat=True),
+        Recording(script=script or ["ok"], repeat=script is None),
         store=backend.store,
         checkpointer=backend.checkpointer,
         system_prompt=PROMPT,
@@ -151,3 +152,20 @@ def test_a_namespace_emptied_keeps_no_version_and_gets_a_new_one_when_written_ag
     store.put(NOTES, "a", {"text": "first"})
     (again,) = run(store, iter_plan(ReadVersions(reads)))
     assert again[1] > first[1]
+
+
+def test_a_note_the_turn_wrote_is_read_once_and_told_next_turn(backend: Backend) -> None:
+    seen: list[str] = []
+    remember = AIMessage(
+        "", tool_calls=[{"name": "remember", "args": {"text": "Parking is on level 3"}, "id": "r1"}]
+    )
+    graph = recorded_graph(backend, seen, ["ok", "ok", remember, "Noted.", "ok"])
+    for text in ("one", "two"):
+        turn(graph, text)
+    reading = Reading(backend.store)
+    turn(graph, "remember where I parked")
+    assert reading.reads > 0  # the recheck after the tool step read the new note
+    reading.reads = 0
+    turn(graph, "four")
+    assert reading.reads == 0  # that read is what the next turn compares with
+    assert "Parking is on level 3" in seen[-1]

@@ -45,6 +45,7 @@ from memory_plugin.context_management.trusted import (
     fingerprint,
     recalled,
     record,
+    refreshed,
     unchanged_plan,
 )
 from memory_plugin.context_management.turn import (
@@ -266,21 +267,28 @@ class Prefix:
     def recheck_plan(self, state: State, ctx: MemoryContext) -> Plan[State]:
         """Before a model call that follows a tool step: every source read again, and a new
         snapshot when memory the session has shown is gone since (a tool, another thread or
-        the console removed it), else nothing (what is new waits for the next turn)."""
+        the console removed it), else nothing (what is new waits for the next turn); a
+        complete re-read is what the next check compares with."""
         info = state.get("memory_context") or {}
         if SHOWN not in info:
             return {}
-        same, _, _ = yield from unchanged_plan(info, self._key())
+        same, now, _ = yield from unchanged_plan(info, self._key())
         if same:
             return {}
         settings = yield from self.settings.of_state_plan(state, ctx)
+        recorder = Recorder()
         with quiet():
-            loaded, frozen_loaded = yield from self.sources_plan(ctx, settings)
+            loaded, frozen_loaded = yield from recorder.run(self.sources_plan(ctx, settings))
         shown = current(info.get(SHOWN), loaded)
         frozen = current(info.get(FROZEN), frozen_loaded)
+        kept = None
+        if loaded[1] and frozen_loaded[1]:
+            kept = refreshed(info, now, recorder.result(), loaded[0], frozen_loaded[0])
         if not gone(info, shown, frozen):
-            return {}
+            return {"memory_context": {MEMORY_READ: kept}} if kept else {}
         context = snapshot(info, shown, frozen)
+        if kept:
+            context[MEMORY_READ] = kept
         context[PREFIX_TOKENS] = self._tokens({**info, **context})
         return {"memory_blocks": to_dicts(loaded[0], entries=False), "memory_context": context}
 

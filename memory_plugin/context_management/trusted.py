@@ -133,6 +133,39 @@ def recalled(info: State) -> tuple[list[PromptBlock], list[PromptBlock]]:
     return _blocks(record["blocks"]), _blocks(record["frozen"])
 
 
+def _covered(scope: str, reads: Reads) -> bool:
+    if scope in {".".join(ns) for ns in reads.exact}:
+        return True
+    return any(
+        scope == p or scope.startswith(p + ".") for p in (".".join(ns) for ns in reads.prefixes)
+    )
+
+
+def refreshed(
+    info: State,
+    now: Versions | None,
+    reads: Reads | None,
+    blocks: list[PromptBlock],
+    frozen: list[PromptBlock],
+) -> dict[str, Any] | None:
+    """The record after a complete re-read of the sources (`reads`, with the versions `now`
+    read just before it), when every namespace whose version moved is one it re-read and it
+    read nothing the record does not watch; None otherwise (the next turn reads in full)."""
+    kept = info.get(MEMORY_READ)
+    if not kept or now is None or reads is None or kept.get("versions") is None:
+        return None
+    watched = Reads.from_json(kept["reads"])
+    if merged([watched, reads]) != watched:
+        return None
+    before, after = dict(map(tuple, kept["versions"])), dict(map(tuple, now))
+    moved = {
+        scope for scope in before.keys() | after.keys() if before.get(scope) != after.get(scope)
+    }
+    if not all(_covered(scope, reads) for scope in moved):
+        return None
+    return {**kept, "versions": now, "blocks": _dicts(blocks), "frozen": _dicts(frozen)}
+
+
 def record(
     key: str,
     reads: Reads | None,
