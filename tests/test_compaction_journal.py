@@ -1,6 +1,8 @@
-"""The journal around a compaction, on the shipped graph: what a compaction takes out of the
-thread unjournaled (the turn's own tool results) is journaled before it, and a journal write
-that fails after a compaction is made up on the next turn. Every message the thread ever held
+"""The journal around a compaction, on the shipped graph: a compaction turn writes the journal
+once (what it takes out is journaled already, the turn's new messages wait for its last write);
+what a compaction takes out of the thread unjournaled (the turn's own tool results) is
+journaled before it, and a journal write that fails after a compaction is made up on the next
+turn. Every message the thread ever held
 ends up in the journal, once, in order."""
 
 from __future__ import annotations
@@ -53,6 +55,20 @@ def journaled_humans(store: Any) -> list[str]:
 
 def said(n: int) -> str:
     return f"question {n} {WORDS}"
+
+
+def test_a_compaction_turn_writes_the_journal_once(backend: Backend) -> None:
+    graph = graph_on(backend.store, backend, [AIMessage(f"answer {n}") for n in range(12)])
+    asked, actions = [], []
+    while "compacted" not in actions:
+        asked.append(said(len(asked)))
+        actions = ask(graph, asked[-1])
+        assert len(asked) < 12, "the thread never compacted"
+    assert actions.count("journaled") == 1
+    assert actions.index("compacted") < actions.index("journaled")
+    assert journaled_humans(backend.store) == asked
+    state = graph.get_state({"configurable": {"thread_id": "t"}}).values
+    assert state["memory_context"]["journal_last_id"] == state["messages"][-1].id
 
 
 def test_messages_of_the_turn_that_are_summarized_are_journaled_first(

@@ -29,6 +29,7 @@ from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from memory_plugin.context_management.flush import FlushStart, flush_hook, in_background
+from memory_plugin.context_management.journaling import journal_before_removal, kept_cursor
 from memory_plugin.context_management.masking import MASKED_TOKENS, SCAN_FROM
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import preserved_before, safe_cut
@@ -53,6 +54,10 @@ PREFIX_TOKENS = "prefix_tokens"
 FAILED_IN = "compaction_failed_in"
 NOT_ENABLED = "Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
 NOTHING_YET = "nothing to compact yet"
+UNJOURNALED = "the journal could not be written; the conversation is unchanged"
+JournalFirst = Callable[[Sequence[int]], Plan[list[BaseMessage] | None]]
+"""Given the indices about to be summarized, journal what must be first: the new messages
+left for a later journal write, None when the journal could not be written."""
 
 
 @dataclass(frozen=True)
@@ -142,10 +147,11 @@ def compaction_plan(
     kind: Trigger,
     now: datetime,
     flush: FlushStart | None,
+    journal: JournalFirst | None = None,
 ) -> Plan[Compaction]:
     """Compact when due (always for `manual`); see the module docstring. The thread's update
     clears it and adds back what is kept: a removal per summarized message costs more to
-    build, apply and checkpoint than the kept messages."""
+    build, apply and checkpoint than the kept messages. `journal` runs before the summary."""
     summary = str(info.get(SUMMARY, ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
@@ -157,6 +163,12 @@ def compaction_plan(
     summarize, keep, cut = split(messages, counter, keep_tokens, keep_from, opening)
     if not summarize:
         return Compaction("nothing_to_compact", message=NOTHING_YET)
+    pending: list[BaseMessage] = []
+    if journal is not None:
+        journaled = yield from journal(summarize)
+        if journaled is None:
+            return Compaction("failed", message=UNJOURNALED)
+        pending = journaled
     old = [messages[i] for i in summarize]
     prompt = summary_messages(summary, old)  # rendered here, the flush reuses the transcript
     flushed: dict[str, Any] = {}
@@ -188,6 +200,7 @@ def compaction_plan(
         SUMMARY: new_summary,
         DIVIDERS: [*info.get(DIVIDERS, []), divider],
         **count_keys(kept, kept_tokens),
+        **kept_cursor(kept, pending),
         SCAN_FROM: 0,
         MASKED_TOKENS: 0,
     }
@@ -216,7 +229,8 @@ class CompactionStep:
         self.journal = journal
 
     def step(self, turn: Turn, kind: Trigger) -> Plan[Compaction]:
-        """Compact when due (always for `manual`), once everything is journaled."""
+        """Compact when due (always for `manual`); whatever it would take out of the thread
+        unjournaled is journaled first (what it keeps is journaled with the turn's end)."""
         counts, _ = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
         size = window(self.model, turn.settings)
@@ -225,7 +239,6 @@ class CompactionStep:
         opened_by = latest_user_message_id(turn.messages)
         if kind == "auto" and opened_by is not None and turn.info.get(FAILED_IN) == opened_by:
             return Compaction("nothing_to_compact", message="retried next turn after a failure")
-        yield from self.journal(turn)
         if turn.journaled:
             now = self.clock()
             summary_model = self.maintenance(turn.settings) or self.model
@@ -242,10 +255,10 @@ class CompactionStep:
                     flush_hook(summary_model, get_store(), turn.ctx, turn.settings, now),
                     get_store(),
                 ),
+                journal=self._journal_first(turn),
             )
         else:
-            reason = "the journal could not be written; the conversation is unchanged"
-            result = Compaction("failed", message=reason)
+            result = Compaction("failed", message=UNJOURNALED)
         turn.apply(result.updates.get("messages", []))
         turn.record(result.updates.get("memory_context", {}))
         if kind == "auto" and result.status == "failed":
@@ -262,6 +275,14 @@ class CompactionStep:
                 tokens_after=divider.get("tokens_after"),
             )
         return result
+
+    def _journal_first(self, turn: Turn) -> JournalFirst:
+        def first(removed: Sequence[int]) -> Plan[list[BaseMessage] | None]:
+            opening = latest_user_index(turn.messages)
+            pending = yield from journal_before_removal(turn, removed, self.journal, opening)
+            return pending if turn.journaled else None
+
+        return first
 
     def on_request(self, turn: Turn) -> Plan[None]:
         """Summarize now: at least one assistant turn and something before the latest turn

@@ -4,13 +4,18 @@ Its bookkeeping is the cursor (`journal_seq`, the next entry's number, and `jour
 the last journaled message). A failed write (the store down, read-only or full) never stops
 the turn: the cursor stays where it was, so the next turn writes what was missed, and the
 turn is marked unjournaled so no later step takes messages out of the thread state.
+
+A step about to take messages out of the thread journals first only when one of them is not
+journaled yet (`journal_before_removal`); otherwise what is new stays for the turn's last
+journal write, and the cursor is moved onto what the thread keeps (`kept_cursor`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 
@@ -42,6 +47,34 @@ def unjournaled(turn: Turn) -> list[BaseMessage]:
             return list(messages[i + 1 :])
     logger.warning("thread %s was rewritten outside memory_plugin", turn.thread_id)
     return []
+
+
+def journal_before_removal(
+    turn: Turn,
+    removed: Sequence[int],
+    journal: Callable[[Turn], Plan[None]],
+    turn_start: int | None,
+) -> Plan[list[BaseMessage]]:
+    """Journal with `journal` unless what is new is all of this turn (from `turn_start` on)
+    and none of it is `removed`: that waits for the turn's last write (a journal that failed
+    on an earlier turn is written now, and a failure stops the removal). The new messages
+    left unjournaled."""
+    new = unjournaled(turn)
+    first_new = len(turn.messages) - len(new)
+    waits = turn_start is not None and first_new >= turn_start
+    if new and not (waits and (not removed or max(removed) < first_new)):
+        yield from journal(turn)
+        return []
+    return new
+
+
+def kept_cursor(kept: Sequence[BaseMessage], pending: Sequence[BaseMessage]) -> dict[str, Any]:
+    """The cursor once the thread holds only `kept`, whose last messages are the `pending` ones
+    not journaled yet: the message before them, none when they are all the thread keeps."""
+    if not pending:
+        return {}
+    before = len(kept) - len(pending) - 1
+    return {LAST_ID: kept[before].id if before >= 0 else None}
 
 
 class JournalStep:
