@@ -144,3 +144,12 @@ def test_texts_sharing_sentences_refused_as_one_by_one(texts: list[str], thresho
     expected = [reference_refuses(model, text) for text in texts]
     with patch.object(classifier, "BATCH_FROM", 0):
         assert model.refusals(texts) == expected
+
+
+def test_texts_longer_than_any_before_score_as_in_their_own_text() -> None:
+    model = shipped()
+    short = masked(notes(1, 8)[0][:300])
+    long = masked(" ".join(notes(6, 9)))  # 12,000 characters: the hash's powers grow
+    for plain in ([short], [long], [short, long]):
+        scores, _, _ = model._scores(plain)
+        assert np.allclose(scores, reference_scores(model, plain), rtol=0, atol=1e-5)

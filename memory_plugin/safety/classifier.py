@@ -196,20 +196,23 @@ def _hashed(text: str, dimensions: int) -> tuple[I64, I64, I64]:
     return hashed.astype(np.int64), np.concatenate(starts_all), np.concatenate(ends_all)
 
 
-_POWERS: list[tuple[U64, U64]] = []
+_ONE = np.ones(1, dtype=np.uint64)
+_POWERS: list[tuple[U64, U64]] = [(_ONE, _ONE)]
 
 
 def _powers(count: int) -> tuple[U64, U64]:
     """The first `count` (at least) powers of the hash's prime and of its inverse mod 2**64,
-    computed once for the longest text so far."""
-    if not _POWERS or len(_POWERS[0][0]) < count:
-        size = max(count, 4096, 2 * len(_POWERS[0][0]) if _POWERS else 0)
+    computed once for the longest text so far (each caller keeps the arrays it read or made,
+    whatever another thread stores meanwhile)."""
+    found = _POWERS[0]
+    if len(found[0]) < count:
+        size = max(count, 4096, 2 * len(found[0]))
         with np.errstate(over="ignore"):
             powers = np.cumprod(np.full(size, _P, dtype=np.uint64))
             inverse = np.cumprod(np.full(size, _P_INVERSE, dtype=np.uint64))
-        one = np.ones(1, dtype=np.uint64)
-        _POWERS[:] = [(np.concatenate((one, powers[:-1])), np.concatenate((one, inverse[:-1])))]
-    return _POWERS[0]
+        found = (np.concatenate((_ONE, powers[:-1])), np.concatenate((_ONE, inverse[:-1])))
+        _POWERS[0] = found
+    return found
 
 
 @dataclass(frozen=True)
