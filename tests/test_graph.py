@@ -164,7 +164,7 @@ def long_thread(backend: Backend, window: int, turns: int, thread: str) -> list[
 
 
 def test_masking_is_streamed(backend: Backend) -> None:
-    events = long_thread(backend, window=7_000, turns=7, thread="masking")
+    events = long_thread(backend, window=9_000, turns=7, thread="masking")
     assert ("context_management", "masked") in events
     assert ("context_management", "compacted") not in events
 

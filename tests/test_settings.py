@@ -35,9 +35,7 @@ def test_reference_defaults() -> None:
     assert s.consolidation_max_chars == 20_000
     assert (s.flush, s.flush_max_chars, s.flush_timeout_seconds) == (True, 500, 5.0)
     assert (s.masking_trigger_ratio, s.masking_keep_recent) == (0.55, 5)
-    # issue 37, point 3: compaction counts masked outputs at full size, so it triggers later
-    # and keeps less than the reference's 0.80 / 0.10 (docs/context-management.md says why)
-    assert (s.summarization_trigger_ratio, s.summarization_keep_ratio) == (0.95, 0.05)
+    assert (s.summarization_trigger_ratio, s.summarization_keep_ratio) == (0.80, 0.10)
     assert (s.fallback_context_window, s.compaction_manual) == (200_000, False)
     assert (s.recent_window_messages, s.rolling_summary_messages) == (20, 10)
     assert s.rolling_summary_tokens == 8_000

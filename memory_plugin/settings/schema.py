@@ -139,24 +139,17 @@ class MemorySettings(BaseModel):
     )
     masking_excluded_tools: tuple[str, ...] = _f((), "tools whose output is never masked")
     summarization_trigger_ratio: float = _f(
-        0.95,
+        0.80,
         (
             "compact when the thread (transcript with masked outputs counted at full size, "
             "running summary, system prompt and memory blocks) crosses this share of the "
-            "window; the input itself is smaller by what masking freed, and each compaction "
-            "breaks the prompt cache (0.95: fewer compactions, a bill at most LangChain's)"
+            "window"
         ),
         ge=0.10,
         le=0.95,
     )
     summarization_keep_ratio: float = _f(
-        0.05,
-        (
-            "share of the window kept verbatim after compaction (0.05: the next compaction "
-            "comes later, and each call after one sends less)"
-        ),
-        ge=0.01,
-        le=0.5,
+        0.10, "share of the window kept verbatim after compaction", ge=0.01, le=0.5
     )
     fallback_context_window: int = _f(
         200_000, "window used when the model reports none", ge=4_096, le=10_000_000
