@@ -65,9 +65,10 @@ SQLITE_PER_SCOPE = [
     "INSERT INTO memory_search_migrations (v) VALUES (1)",
 ]
 SQLITE_VERSIONS = [
-    """CREATE TABLE memory_versions (
+    *(f"DROP TRIGGER IF EXISTS memory_versions_{op}" for op in ("insert", "update", "delete")),
+    """CREATE TABLE IF NOT EXISTS memory_versions (
         scope TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID""",
-    "INSERT INTO memory_versions (scope, version) VALUES ('', 0)",
+    "INSERT OR IGNORE INTO memory_versions (scope, version) VALUES ('', 0)",
     *SQLITE_VERSION_TRIGGERS,
     "INSERT INTO memory_search_migrations (v) VALUES (2)",
 ]
