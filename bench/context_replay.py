@@ -704,6 +704,19 @@ def settle(maintenance: MaintenanceChat, limit: float = 2.0) -> None:
         seen = now
 
 
+def replay_model(turns: list[Any], counter: Any, prompt: str, window: int) -> ReplayChat:
+    """The scripted agent model of one replay (its tool outputs' sizes registered)."""
+    _sizes.clear()
+    _sizes.update({c.arg: c.out_chars for t in turns for step in t.steps for c in step})
+    return ReplayChat(
+        turns=turns,
+        counter=counter,
+        maintenance=MaintenanceChat(),
+        system_prompt=prompt,
+        profile={"max_input_tokens": window},
+    )
+
+
 def replay(
     backend_url: str,
     seed: int,
@@ -723,16 +736,8 @@ def replay(
         if session_turns
         else script(seed, raw_tokens, counter)
     )
-    _sizes.clear()
-    _sizes.update({c.arg: c.out_chars for t in turns for step in t.steps for c in step})
-    maintenance = MaintenanceChat()
-    model = ReplayChat(
-        turns=turns,
-        counter=counter,
-        maintenance=maintenance,
-        system_prompt=prompt,
-        profile={"max_input_tokens": window},
-    )
+    model = replay_model(turns, counter, prompt, window)
+    maintenance = model.maintenance
     turn_ms: list[float] = []
     started = time.perf_counter()
     with connect(backend_url) as backend:
@@ -799,16 +804,8 @@ def replay_langchain(
     to take out of the prompt)."""
     counter = counter_for(None)
     turns = session_script(seed, session_turns, removals)
-    _sizes.clear()
-    _sizes.update({c.arg: c.out_chars for t in turns for step in t.steps for c in step})
-    maintenance = MaintenanceChat()
-    model = ReplayChat(
-        turns=turns,
-        counter=counter,
-        maintenance=maintenance,
-        system_prompt=SYSTEM_PROMPT,
-        profile={"max_input_tokens": window},
-    )
+    model = replay_model(turns, counter, SYSTEM_PROMPT, window)
+    maintenance = model.maintenance
     clear = ClearToolUsesEdit(
         trigger=int(settings.masking_trigger_ratio * window),
         clear_at_least=int(settings.masking_min_clear_ratio * window),
