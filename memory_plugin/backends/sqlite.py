@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
@@ -33,7 +34,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.store.base import Op, Result
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
@@ -102,7 +103,10 @@ class ThreadedSqliteStore(SqliteStore):
     Its transactions take the write lock when they begin (BEGIN IMMEDIATE), waiting out the
     checkpointer's writes: a deferred transaction that reads first (the search triggers do)
     cannot take the lock once another connection has written, and fails at once with
-    "database is locked"."""
+    "database is locked". A batch of reads only (no TTL to refresh) reads one snapshot in a
+    deferred transaction, which never waits for a writer."""
+
+    _reading = threading.local()
 
     @contextmanager
     def _cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
@@ -110,7 +114,8 @@ class ThreadedSqliteStore(SqliteStore):
             self.setup()
         with self.lock:
             if transaction:
-                self.conn.execute("BEGIN IMMEDIATE")
+                reads_only = getattr(self._reading, "only", False)
+                self.conn.execute("BEGIN" if reads_only else "BEGIN IMMEDIATE")
             cur = self.conn.cursor()
             try:
                 yield cur
@@ -122,7 +127,13 @@ class ThreadedSqliteStore(SqliteStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """SqliteStore.batch; after a removal, the write-ahead log is emptied."""
         ops = list(ops)
-        results = super().batch(ops)
+        self._reading.only = self.ttl_config is None and all(
+            isinstance(op, (GetOp, SearchOp, ListNamespacesOp)) for op in ops
+        )
+        try:
+            results = super().batch(ops)
+        finally:
+            self._reading.only = False
         if removes(ops):
             self.purge_removed()
         return results
