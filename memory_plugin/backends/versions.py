@@ -48,6 +48,12 @@ class Reads:
         every = (*self.exact, *self.prefixes)
         return bool(every) and not any(ns[: len(UNVERSIONED)] == UNVERSIONED for ns in every)
 
+    def covers(self, scope: str) -> bool:
+        """Whether a write to the namespace `scope` (dotted) touches what was read."""
+        if scope in {_text(ns) for ns in self.exact}:
+            return True
+        return any(scope == p or scope.startswith(p + ".") for p in map(_text, self.prefixes))
+
     def to_json(self) -> list[list[list[str]]]:
         """The reads as a checkpoint keeps them."""
         return [[list(ns) for ns in self.exact], [list(ns) for ns in self.prefixes]]
@@ -94,13 +100,7 @@ def _in_memory(store: BaseStore, reads: Reads) -> Versions | None:
     counts: dict[str, int] | None = getattr(store, "versions", None)
     if counts is None:
         return None
-    exact = {_text(ns) for ns in reads.exact}
-    prefixes = [_text(ns) for ns in reads.prefixes]
-    return sorted(
-        [scope, n]
-        for scope, n in list(counts.items())
-        if scope in exact or any(scope == p or scope.startswith(p + ".") for p in prefixes)
-    )
+    return sorted([scope, n] for scope, n in list(counts.items()) if reads.covers(scope))
 
 
 def bump(

@@ -133,14 +133,6 @@ def recalled(info: State) -> tuple[list[PromptBlock], list[PromptBlock]]:
     return _blocks(record["blocks"]), _blocks(record["frozen"])
 
 
-def _covered(scope: str, reads: Reads) -> bool:
-    if scope in {".".join(ns) for ns in reads.exact}:
-        return True
-    return any(
-        scope == p or scope.startswith(p + ".") for p in (".".join(ns) for ns in reads.prefixes)
-    )
-
-
 def refreshed(
     info: State,
     now: Versions | None,
@@ -161,7 +153,7 @@ def refreshed(
     moved = {
         scope for scope in before.keys() | after.keys() if before.get(scope) != after.get(scope)
     }
-    if not all(_covered(scope, reads) for scope in moved):
+    if not all(reads.covers(scope) for scope in moved):
         return None
     return {**kept, "versions": now, "blocks": _dicts(blocks), "frozen": _dicts(frozen)}
 
