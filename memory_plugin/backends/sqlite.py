@@ -23,18 +23,14 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import aiosqlite
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, Result, SearchOp
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
@@ -42,58 +38,29 @@ from memory_plugin.backends.base import Opened
 from memory_plugin.backends.erasure import removes
 from memory_plugin.backends.fts import asqlite_setup, mark_ready, sqlite_setup
 from memory_plugin.backends.index import log_once
-from memory_plugin.backends.pages import apages, pages
+from memory_plugin.backends.sqlite_savers import (
+    SharedLibraryAsyncSqliteSaver,
+    SharedLibrarySqliteSaver,
+)
 from memory_plugin.backends.unclosed import stop_at_exit
+from memory_plugin.backends.wal import atruncate_wal, truncate_wal
 from memory_plugin.errors import BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
-
-_TRUNCATE_WAL = "PRAGMA wal_checkpoint(TRUNCATE)"
-PURGE_WAIT_MS = 250
-"""How long emptying the log waits for another process's readers, holding the lock this
-process's writes take (SQLite's busy timeout, 5 s, would stall every turn that long)."""
-_BUSY = (
-    "SQLite could not empty its write-ahead log after a removal (another process is reading "
-    "the database): the removed text stays in memory.db-wal until the last connection closes "
-    "or an operator runs PRAGMA wal_checkpoint(TRUNCATE)"
-)
-
-
-def _checked(rows: Iterable[Any]) -> None:
-    if next(iter(rows), (1,))[0]:
-        log_once(_BUSY)
-
-
-def _truncate_wal(conn: Any) -> None:
-    """Copy the write-ahead log into the file and empty it; a busy database is logged."""
-    try:
-        (waited,) = conn.execute("PRAGMA busy_timeout").fetchone()
-        conn.execute(f"PRAGMA busy_timeout={PURGE_WAIT_MS}")
-        try:
-            rows = conn.execute(_TRUNCATE_WAL).fetchall()
-        finally:
-            conn.execute(f"PRAGMA busy_timeout={int(waited)}")
-        _checked(rows)
-    except Exception as exc:
-        log_once(f"{_BUSY} ({exc})")
-
-
-async def _atruncate_wal(conn: aiosqlite.Connection) -> None:
-    """Async twin of _truncate_wal."""
-    try:
-        ((waited,),) = await conn.execute_fetchall("PRAGMA busy_timeout")
-        await conn.execute(f"PRAGMA busy_timeout={PURGE_WAIT_MS}")
-        try:
-            rows = await conn.execute_fetchall(_TRUNCATE_WAL)
-        finally:
-            await conn.execute(f"PRAGMA busy_timeout={int(waited)}")
-        _checked(rows)
-    except Exception as exc:
-        log_once(f"{_BUSY} ({exc})")
-
 
 STORE_CACHE_KIB = 65_536
 """The store connection's page cache: searches read a scope's vectors and postings from
 memory instead of the file (SQLite's default is 2 MiB)."""
+
+
+def single_statement(
+    store: SqliteStore | AsyncSqliteStore, ops: list[Op]
+) -> tuple[str, Sequence[Any]] | None:
+    """The one statement a batch of writes runs (puts without vectors, or deletes in one
+    namespace), None when it takes more: that one is atomic without a transaction."""
+    if not ops or not all(isinstance(op, PutOp) for op in ops):
+        return None
+    queries, vectors = store._prepare_batch_PUT_queries(list(enumerate(ops)))  # type: ignore[arg-type]
+    return queries[0] if vectors is None and len(queries) == 1 else None
 
 
 class ThreadedSqliteStore(SqliteStore):
@@ -104,7 +71,8 @@ class ThreadedSqliteStore(SqliteStore):
     checkpointer's writes: a deferred transaction that reads first (the search triggers do)
     cannot take the lock once another connection has written, and fails at once with
     "database is locked". A batch of reads only (no TTL to refresh) reads one snapshot in a
-    deferred transaction, which never waits for a writer."""
+    deferred transaction, which never waits for a writer; a batch of writes that is one
+    statement runs without BEGIN and COMMIT (`single_statement`)."""
 
     _reading = threading.local()
 
@@ -127,6 +95,13 @@ class ThreadedSqliteStore(SqliteStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """SqliteStore.batch; after a removal, the write-ahead log is emptied."""
         ops = list(ops)
+        single = single_statement(self, ops)
+        if single is not None:
+            with self._cursor(transaction=False) as cur:
+                cur.execute(*single)
+            if removes(ops):
+                self.purge_removed()
+            return [None] * len(ops)
         self._reading.only = self.ttl_config is None and all(
             isinstance(op, (GetOp, SearchOp, ListNamespacesOp)) for op in ops
         )
@@ -145,7 +120,7 @@ class ThreadedSqliteStore(SqliteStore):
     def purge_removed(self) -> None:
         """Empty the write-ahead log, which holds the page images written before a removal."""
         with self.lock:
-            _truncate_wal(self.conn)
+            truncate_wal(self.conn)
 
     async def apurge_removed(self) -> None:
         """Async twin of purge_removed, off the event loop."""
@@ -173,7 +148,13 @@ class ImmediateAsyncSqliteStore(AsyncSqliteStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """AsyncSqliteStore.abatch; after a removal, the write-ahead log is emptied."""
         ops = list(ops)
-        results = await super().abatch(ops)
+        single = single_statement(self, ops)
+        if single is not None:
+            async with self._cursor(transaction=False) as cur:
+                await cur.execute(*single)
+            results: list[Result] = [None] * len(ops)
+        else:
+            results = await super().abatch(ops)
         if removes(ops):
             await self.apurge_removed()
         return results
@@ -185,82 +166,7 @@ class ImmediateAsyncSqliteStore(AsyncSqliteStore):
     async def apurge_removed(self) -> None:
         """Empty the write-ahead log, which holds the page images written before a removal."""
         async with self.lock:
-            await _atruncate_wal(self.conn)
-
-
-class SharedLibrarySqliteSaver(SqliteSaver):
-    """SqliteSaver on a connection of the store's sqlite3 module (pysqlite3 where it is the
-    one that loads sqlite-vec): LangGraph's migration only recognises the standard module's
-    "duplicate column name" error, which means the column is already there.
-
-    It takes the store's lock (see open_sqlite), and lists checkpoints a page at a time so
-    that the lock is never held while the caller works between two of them."""
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """Checkpoints newest first, as SqliteSaver.list gives them."""
-
-        def read(after: RunnableConfig | None, size: int) -> list[CheckpointTuple]:
-            return [*SqliteSaver.list(self, config, filter=filter, before=after, limit=size)]
-
-        return pages(read, before, limit)
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
-        super().delete_thread(thread_id)
-        with self.lock:
-            _truncate_wal(self.conn)
-
-    def setup(self) -> None:
-        """Create the checkpoint tables; an existing task_path column is no error."""
-        try:
-            super().setup()
-        except Exception as exc:
-            if "duplicate column name" not in str(exc):
-                raise
-            self.is_setup = True
-
-
-class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
-    """Async twin of SharedLibrarySqliteSaver."""
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """Checkpoints newest first, as AsyncSqliteSaver.alist gives them."""
-
-        async def read(after: RunnableConfig | None, size: int) -> list[CheckpointTuple]:
-            listed = AsyncSqliteSaver.alist(self, config, filter=filter, before=after, limit=size)
-            return [saved async for saved in listed]
-
-        async for saved in apages(read, before, limit):
-            yield saved
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
-        await super().adelete_thread(thread_id)
-        async with self.lock:
-            await _atruncate_wal(self.conn)
-
-    async def setup(self) -> None:
-        """Create the checkpoint tables; an existing task_path column is no error."""
-        try:
-            await super().setup()
-        except Exception as exc:
-            if "duplicate column name" not in str(exc):
-                raise
-            self.is_setup = True
+            await atruncate_wal(self.conn)
 
 
 def loadable_sqlite() -> ModuleType | None:
@@ -337,7 +243,7 @@ def open_sqlite(path: str, index: dict[str, Any] | None, stack: ExitStack) -> Op
     module, vectors = _module(index)
     store_conn = _connect(module, path, STORE_CACHE_KIB, isolation_level=None)
     stack.callback(store_conn.close)
-    saver_conn = _connect(module, path)
+    saver_conn = _connect(module, path, isolation_level=None)
     stack.callback(saver_conn.close)
     store = ThreadedSqliteStore(store_conn, index=index if vectors else None)  # type: ignore[arg-type]
     saver = SharedLibrarySqliteSaver(saver_conn, serde=CachingSerializer())
@@ -361,7 +267,7 @@ async def aopen_sqlite(path: str, index: dict[str, Any] | None, stack: AsyncExit
 
     store_conn = await connector(module, STORE_CACHE_KIB, isolation_level=None)
     stack.push_async_callback(store_conn.close)
-    saver_conn = await connector(module)
+    saver_conn = await connector(module, isolation_level=None)
     stack.push_async_callback(saver_conn.close)
     store = ImmediateAsyncSqliteStore(store_conn, index=index if vectors else None)  # type: ignore[arg-type]
     saver = SharedLibraryAsyncSqliteSaver(saver_conn, serde=CachingSerializer())

@@ -1,0 +1,194 @@
+"""The SQLite checkpointers: LangGraph's savers on a connection of the store's sqlite3 module,
+sharing the store's lock, with each write one statement.
+
+Their connection is in autocommit mode. A checkpoint is one INSERT, and a task's writes are
+one INSERT of all its rows, so each is atomic without the BEGIN and COMMIT that LangGraph's
+savers wrap around them (two statements of three, on every write a turn makes). Writes too
+many for one statement (SQLite's bound on parameters), and deleting a thread (two tables),
+run in one transaction as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from memory_plugin.backends.pages import apages, pages
+from memory_plugin.backends.wal import atruncate_wal, truncate_wal
+
+_COLUMNS = (
+    "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+)
+_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+ROWS_PER_STATEMENT = 110
+"""Rows in one INSERT: 9 parameters each, under the 999 that older SQLite builds allow."""
+_DELETE_THREAD = (
+    "DELETE FROM checkpoints WHERE thread_id = ?",
+    "DELETE FROM writes WHERE thread_id = ?",
+)
+
+Statement = tuple[str, list[Any]]
+
+
+def write_statements(
+    saver: SqliteSaver | AsyncSqliteSaver,
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> list[Statement]:
+    """The INSERTs that store a task's writes, the rows LangGraph's put_writes stores."""
+    verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
+    conf = config["configurable"]
+    head = (str(conf["thread_id"]), str(conf["checkpoint_ns"]), str(conf["checkpoint_id"]))
+    rows = [
+        (*head, task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel, *typed)
+        for idx, (channel, value) in enumerate(writes)
+        for typed in [saver.serde.dumps_typed(value)]
+    ]
+    statements: list[Statement] = []
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        chunk = rows[start : start + ROWS_PER_STATEMENT]
+        values = ", ".join([_ROW] * len(chunk))
+        sql = f"INSERT OR {verb} INTO writes {_COLUMNS} VALUES {values}"
+        statements.append((sql, [v for row in chunk for v in row]))
+    return statements
+
+
+class SharedLibrarySqliteSaver(SqliteSaver):
+    """SqliteSaver on a connection of the store's sqlite3 module (pysqlite3 where it is the
+    one that loads sqlite-vec): LangGraph's migration only recognises the standard module's
+    "duplicate column name" error, which means the column is already there.
+
+    It takes the store's lock (see memory_plugin.backends.sqlite), lists checkpoints a page
+    at a time so that the lock is never held while the caller works between two of them, and
+    writes each checkpoint and each task's writes in one statement (see the module)."""
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first, as SqliteSaver.list gives them."""
+
+        def read(after: RunnableConfig | None, size: int) -> list[CheckpointTuple]:
+            return [*SqliteSaver.list(self, config, filter=filter, before=after, limit=size)]
+
+        return pages(read, before, limit)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes as SqliteSaver does, in one statement."""
+        statements = write_statements(self, config, writes, task_id, task_path)
+        with self.lock:
+            self.setup()
+            self._run(statements)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
+        with self.lock:
+            self.setup()
+            self._run([(sql, [str(thread_id)]) for sql in _DELETE_THREAD])
+            truncate_wal(self.conn)
+
+    def _run(self, statements: Sequence[Statement]) -> None:
+        if not statements:
+            return
+        if len(statements) == 1:
+            self.conn.execute(*statements[0])
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, params in statements:
+                self.conn.execute(sql, params)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def setup(self) -> None:
+        """Create the checkpoint tables; an existing task_path column is no error."""
+        try:
+            super().setup()
+        except Exception as exc:
+            if "duplicate column name" not in str(exc):
+                raise
+            self.is_setup = True
+
+
+class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
+    """Async twin of SharedLibrarySqliteSaver."""
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first, as AsyncSqliteSaver.alist gives them."""
+
+        async def read(after: RunnableConfig | None, size: int) -> list[CheckpointTuple]:
+            listed = AsyncSqliteSaver.alist(self, config, filter=filter, before=after, limit=size)
+            return [saved async for saved in listed]
+
+        async for saved in apages(read, before, limit):
+            yield saved
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes as AsyncSqliteSaver does, in one statement."""
+        statements = write_statements(self, config, writes, task_id, task_path)
+        await self.setup()
+        async with self.lock:
+            await self._run(statements)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
+        await self.setup()
+        async with self.lock:
+            await self._run([(sql, [str(thread_id)]) for sql in _DELETE_THREAD])
+            await atruncate_wal(self.conn)
+
+    async def _run(self, statements: Sequence[Statement]) -> None:
+        if not statements:
+            return
+        if len(statements) == 1:
+            await self.conn.execute_fetchall(*statements[0])
+            return
+        await self.conn.execute_fetchall("BEGIN IMMEDIATE")
+        try:
+            for sql, params in statements:
+                await self.conn.execute_fetchall(sql, params)
+        except BaseException:
+            await self.conn.execute_fetchall("ROLLBACK")
+            raise
+        await self.conn.execute_fetchall("COMMIT")
+
+    async def setup(self) -> None:
+        """Create the checkpoint tables; an existing task_path column is no error."""
+        try:
+            await super().setup()
+        except Exception as exc:
+            if "duplicate column name" not in str(exc):
+                raise
+            self.is_setup = True
