@@ -1,12 +1,13 @@
 """The product as users build it: create_memory_graph against LangChain's create_agent, per turn.
 
 Run: python bench/product.py [--sizes 10000,50000,150000,400000]
-     [--checkpointers memory,sqlite,postgres] [--sides ours,ours-bounded,langchain,plain]
+     [--checkpointers memory,sqlite,postgres]
+     [--sides ours,ours-bounded,langchain,plain,plain-delta]
      [--scenarios idle,masking,compaction] [--rounds 3] [--turns 5] [--compaction-rounds 5]
      [--durability async,exit] [--pg-latency-ms 25] [--postgres-url URL] [--json out.json]
      [--quick]
 
-Four sides run the same thread, turn for turn, on the same fake models:
+Five sides run the same thread, turn for turn, on the same fake models:
 
 - ours: `create_memory_graph(model, tools=[fetch], store=..., checkpointer=...,
   maintenance_model=...)` with the default settings (the compaction turn turns masking off,
@@ -17,7 +18,10 @@ Four sides run the same thread, turn for turn, on the same fake models:
 - langchain: `create_agent` with SummarizationMiddleware(trigger=("fraction", 0.8),
   keep=("fraction", 0.1)) and ContextEditingMiddleware(ClearToolUsesEdit(trigger=0.55 window,
   clear_at_least=0.15 window, keep=5)), our own thresholds;
-- plain: `create_agent` with no middleware.
+- plain: `create_agent` with no middleware;
+- plain-delta: the same with `state_schema` keeping `messages` in LangGraph's DeltaChannel (with
+  the reducer ours uses), as ours keeps them: what that channel costs on its own (its history
+  read each turn, its writes at exit), so that ours minus it is memory's own cost.
 
 The model is instant and scripted (a user turn gets one `fetch` tool call, the tool result a
 final answer); its profile gives both sides the context window. The maintenance model
@@ -86,7 +90,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Required
 from urllib.parse import urlsplit
 
 from langchain.agents import create_agent
@@ -95,18 +99,21 @@ from langchain.agents.middleware import (
     ContextEditingMiddleware,
     SummarizationMiddleware,
 )
+from langchain.agents.middleware.types import AgentState
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
+from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from psycopg_pool import ConnectionPool
 
 from memory_plugin import MemoryContext, MemorySettings, connect, create_memory_graph
+from memory_plugin.context_management.state import add_messages_batch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from host import HostLoad
@@ -119,15 +126,25 @@ SCENARIOS = (IDLE, MASKING, COMPACTION)
 SEEDED_SHARE = {IDLE: 0.25, MASKING: 0.65, COMPACTION: 0.75}
 PASTE_SHARE = 0.06
 OURS, BOUNDED, LANGCHAIN, PLAIN = "ours", "ours-bounded", "langchain", "plain"
-SIDES = (OURS, BOUNDED, LANGCHAIN, PLAIN)
+PLAIN_DELTA = "plain-delta"
+SIDES = (OURS, BOUNDED, LANGCHAIN, PLAIN, PLAIN_DELTA)
 SIDE_LABELS = {
     OURS: "ours (defaults)",
     BOUNDED: "ours (bounded + agent memory)",
     LANGCHAIN: "create_agent + both middlewares",
     PLAIN: "plain create_agent",
+    PLAIN_DELTA: "plain create_agent keeping its messages in LangGraph's DeltaChannel, as ours",
 }
 KINDS = ("put", "writes", "read", "store", "other")
 MAIN_COLUMNS = 18
+
+
+class DeltaAgentState(AgentState[Any]):
+    """create_agent's state with its messages in LangGraph's DeltaChannel and the reducer
+    ours uses: what keeping the transcript as ours does costs a plain agent."""
+
+    messages: Required[Annotated[list[AnyMessage], DeltaChannel(add_messages_batch)]]
+
 
 # --------------------------------------------------------------------------- thread contents
 
@@ -640,6 +657,7 @@ def build_side(
         system_prompt=SYSTEM_PROMPT,
         middleware=middleware,
         checkpointer=backends.theirs,
+        state_schema=DeltaAgentState if name == PLAIN_DELTA else None,
     )
     return Side(name, graph, thread, None, durability)
 
@@ -878,15 +896,19 @@ def targets(cells: list[Cell]) -> list[dict[str, Any]]:
                 add("compaction turn >= 1x LangChain", where, f"{ratio:.2f}x", ratio >= 1.0)
             if plain is None or c.scenario != IDLE:
                 continue
-            if c.checkpointer == "postgres":
-                mine, base = replies_waited(c, cells, name), replies_waited(c, cells, PLAIN)
-                if mine == mine and base == base:
-                    value = f"{mine:.1f} vs {base:.1f}"
-                    add("replies waited <= plain + 3", where, value, mine <= base + 3)
-            if c.checkpointer == "sqlite":
-                mine, base = ours.median("rt"), plain.median("rt")
-                value = f"{fmt(mine)} vs {fmt(base)}"
-                add("SQLite statements <= plain + 5", where, value, mine <= base + 5)
+            for base_side in (PLAIN, PLAIN_DELTA):
+                if base_side not in c.sides:
+                    continue
+                if c.checkpointer == "postgres":
+                    mine, base = replies_waited(c, cells, name), replies_waited(c, cells, base_side)
+                    if mine == mine and base == base:
+                        value = f"{mine:.1f} vs {base:.1f}"
+                        what = f"replies waited <= {base_side} + 3"
+                        add(what, where, value, mine <= base + 3)
+                if c.checkpointer == "sqlite":
+                    mine, base = ours.median("rt"), c.sides[base_side].median("rt")
+                    value = f"{fmt(mine)} vs {fmt(base)}"
+                    add(f"SQLite statements <= {base_side} + 5", where, value, mine <= base + 5)
     return found
 
 

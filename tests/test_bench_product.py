@@ -16,7 +16,7 @@ from tests.benches import run_bench
 
 pytestmark = [pytest.mark.bench, pytest.mark.slow]
 
-SIDES = {"ours", "ours-bounded", "langchain", "plain"}
+SIDES = {"ours", "ours-bounded", "langchain", "plain", "plain-delta"}
 SCENARIOS = {"idle", "masking", "compaction"}
 MAIN_COLUMNS = 18
 
@@ -85,6 +85,10 @@ def test_every_side_on_memory_and_sqlite(tmp_path: Path) -> None:
         check_rows(out, checkpointer, SIDES)
     assert "Memory's cost over a plain create_agent" in out
     assert "| SQLite statements <= plain + 5 | async sqlite ~3k idle ours |" in out
+    assert "| SQLite statements <= plain-delta + 5 | async sqlite ~3k idle ours |" in out
+    calls = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines()]
+    history = {r[4]: r[9] for r in calls if len(r) == 14 and r[1] == "sqlite" and r[3] == "idle"}
+    assert history["plain"] == "0" and history["plain-delta"] == history["ours"] == "1"
     assert "| compaction turn >= 1x LangChain | async sqlite ~3k compaction ours |" in out
     assert "targets met." in out
     assert re.search(r"^host: \d+ cores, load [\d.]+ before, [\d.]+ after \(", out, re.M)
