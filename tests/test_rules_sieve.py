@@ -18,7 +18,7 @@ from memory_plugin.safety.rules import ALL, first_broken
 from memory_plugin.safety.superset import Sieve, rewrite, sieve
 from tests.screen_paths import load
 
-pytest.importorskip("re2")
+re2 = pytest.importorskip("re2")
 
 PATTERNS = [pattern for rule in ALL for pattern in rule.patterns]
 CORPORA = ("screen_attacks.txt", "screen_benign.txt", "garak_injections.txt")
@@ -160,3 +160,53 @@ def test_a_rewrite_matches_wherever_python_does(pattern: str, text: str) -> None
     assert made is not None
     assert made.may_match(0, made.scan(["unrelated form", text]))
     assert not made.may_match(0, made.scan([" .. ", "."]))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "loose"),
+    [
+        (r"a[^\n]{0,80}?b", r"\x{61}(?:[^\x{a}]){0,}\x{62}"),  # a long most: none
+        (r"x{20,}", r"(?:\x{78}){1,}"),  # a long least: at least once
+        (r"v{5,80}", r"(?:\x{76}){5,}"),
+        (r"y{2,5}z{3,}", r"(?:\x{79}){2,5}(?:\x{7a}){3,}"),  # short counts stay
+    ],
+)
+def test_a_loose_rewrite_drops_long_counts(pattern: str, loose: str) -> None:
+    assert rewrite(re.compile(pattern), loose=True) == loose
+
+
+def test_loose_rewrites_match_wherever_the_exact_ones_do() -> None:
+    """On the corpora's forms, a rule pattern's loose rewrite matches wherever its exact one
+    does (so scanning with it first rules out only patterns the exact one rules out), and it
+    rules out every pattern on ordinary text as the exact one does."""
+    pairs = [
+        (re2.compile(rewrite(p, loose=True)), re2.compile(rewrite(p)))
+        for p in PATTERNS
+        if rewrite(p, loose=True) != rewrite(p)
+    ]
+    assert len(pairs) > 50
+    texts = [text for name in CORPORA for _, text in load(name)]
+    exact_matches = 0
+    for text in texts:
+        scanned = "\n".join(variants(text))
+        for loose, exact in pairs:
+            if exact.search(scanned):
+                exact_matches += 1
+                assert loose.search(scanned), (loose.pattern, text)
+    assert exact_matches > 100
+    plain = "\n".join(variants("The build runs on Friday; notes are in the README."))
+    assert not any(loose.search(plain) for loose, _ in pairs)
+
+
+def test_whitespace_is_never_a_word_character() -> None:
+    """rules.distinct_words looks for words in the distinct runs of non-whitespace."""
+    word = re.compile(r"\w")
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    assert len(spaces) > 20
+    assert [c for c in spaces if word.match(c)] == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=60), min_size=1, max_size=6))
+def test_distinct_words_are_those_of_the_joined_forms(forms: list[str]) -> None:
+    assert rules.distinct_words(forms) == set(re.findall(r"\w+", "\x00".join(forms)))

@@ -867,6 +867,13 @@ def _index() -> _Index:
     )
 
 
+def distinct_words(forms: Sequence[str]) -> set[str]:
+    """The distinct words (runs of `\\w`) of the forms, found in their distinct runs of
+    non-whitespace: no whitespace character is a word character, and forms of one note
+    share most of theirs."""
+    return set(_WORD.findall("\x00".join(set(" ".join(forms).split()))))
+
+
 def first_broken(forms: Sequence[str]) -> Rule | None:
     """The first rule of ALL a form breaks, running each pattern only where its needs are met
     and, with google-re2, its RE2 rewrite matches (see memory_plugin.safety.superset). With
@@ -876,7 +883,7 @@ def first_broken(forms: Sequence[str]) -> Rule | None:
     index = _index()
     fast = _sieve()
     scanned = None if fast is None else fast.scan(forms)
-    words = set(_WORD.findall("\x00".join(forms)))
+    words = distinct_words(forms)
     scan = None if scanned is None else _literals()
     entries: tuple[tuple[tuple[int, str, Any], ...], ...]
     if scan is not None and scanned is not None:  # each string looked for in one RE2 scan

@@ -34,6 +34,8 @@ _LOOSE = frozenset({_sre.ASSERT, _sre.ASSERT_NOT})
 _LINE_START = frozenset({_sre.AT_BEGINNING, _sre.AT_BEGINNING_LINE, _sre.AT_BEGINNING_STRING})
 _LINE_END = frozenset({_sre.AT_END, _sre.AT_END_LINE, _sre.AT_END_STRING})
 _MAX_COUNT = 1000  # RE2's largest repetition count
+_LOOSE_ABOVE = 8
+"""The largest count of a repeat a loose rewrite keeps."""
 
 
 class _Unsupported(Exception):
@@ -95,11 +97,11 @@ def _class(items: Sequence[Node]) -> str:
     return f"[{'^' if negated else ''}{''.join(parts)}]"
 
 
-def _sequence(items: Iterable[Node]) -> str:
-    return "".join(_node(op, av) for op, av in items)
+def _sequence(items: Iterable[Node], loose: bool) -> str:
+    return "".join(_node(op, av, loose) for op, av in items)
 
 
-def _node(op: Any, av: Any) -> str:
+def _node(op: Any, av: Any, loose: bool) -> str:
     if op is _sre.LITERAL:
         return _char(av)
     if op is _sre.NOT_LITERAL:
@@ -117,45 +119,60 @@ def _node(op: Any, av: Any) -> str:
     if op in _LOOSE:
         return ""
     if op is _sre.BRANCH:
-        return "(?:" + "|".join(_sequence(branch) for branch in av[1]) + ")"
+        return "(?:" + "|".join(_sequence(branch, loose) for branch in av[1]) + ")"
     if op is _sre.SUBPATTERN:
         if (av[1] | av[2]) & (_sre.SRE_FLAG_IGNORECASE | _sre.SRE_FLAG_VERBOSE):
             raise _Unsupported(op)
-        return f"(?:{_sequence(av[3])})"
+        return f"(?:{_sequence(av[3], loose)})"
     if op is _sre.ATOMIC_GROUP:
-        return f"(?:{_sequence(av)})"
+        return f"(?:{_sequence(av, loose)})"
     if op in _REPEATS:
         low, high, item = av
         if low > _MAX_COUNT:
             raise _Unsupported(op)
-        top = "" if high is _sre.MAXREPEAT or high > _MAX_COUNT else str(high)
-        return f"(?:{_sequence(item)}){{{low},{top}}}"
+        if loose and low > _LOOSE_ABOVE:
+            low = 1
+        unbounded = high is _sre.MAXREPEAT or high > (_LOOSE_ABOVE if loose else _MAX_COUNT)
+        top = "" if unbounded else str(high)
+        return f"(?:{_sequence(item, loose)}){{{low},{top}}}"
     raise _Unsupported(op)
 
 
-def rewrite(pattern: re.Pattern[str]) -> str | None:
+def rewrite(pattern: re.Pattern[str], *, loose: bool = False) -> str | None:
     """The pattern for RE2, matching wherever the Python pattern matches; None where it has a
-    construct with no such rewrite (the pattern then always runs)."""
+    construct with no such rewrite (the pattern then always runs). With `loose`, a count of a
+    repeat above _LOOSE_ABOVE is dropped (at most: no most; at least: at least once): the
+    rewrite matches wherever the exact one does, with an automaton of a few states instead of
+    one per count."""
     if pattern.flags & (re.IGNORECASE | re.VERBOSE):
         return None
     try:
-        return _sequence(_parser.parse(pattern.pattern, pattern.flags))
+        return _sequence(_parser.parse(pattern.pattern, pattern.flags), loose)
     except _Unsupported:
         return None
 
 
 class Sieve:
     """Each pattern rewritten for RE2 (None where it has no rewrite), to rule out in one
-    linear scan of a text's forms a pattern that cannot match any of them."""
+    linear scan of a text's forms a pattern that cannot match any of them. Where the loose
+    rewrite differs, it scans first and the exact one only where it matches: a long counted
+    repeat (`[^\\n]{0,80}`) makes an automaton of many states, slow to build for each new text."""
 
     def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
         options = re2.Options()
         options.max_mem = 64 << 20
-        rewritten = (rewrite(pattern) for pattern in patterns)
-        self._patterns = tuple(
-            None if text is None else re2.compile(text.encode("utf-8"), options)
-            for text in rewritten
-        )
+
+        def compiled(text: str) -> Any:
+            return re2.compile(text.encode("utf-8"), options)
+
+        stages: list[tuple[Any, Any] | None] = []
+        for pattern in patterns:
+            exact, loose = rewrite(pattern), rewrite(pattern, loose=True)
+            if exact is None or loose is None:
+                stages.append(None)
+            else:
+                stages.append((None if loose == exact else compiled(loose), compiled(exact)))
+        self._patterns = tuple(stages)
 
     def scan(self, forms: Sequence[str]) -> bytes | None:
         """The forms as one text for `may_match`, or None where RE2 cannot read them (a lone
@@ -169,7 +186,12 @@ class Sieve:
         """Whether pattern `number` may match one of the forms `scanned` holds (True where
         it has no rewrite or the forms could not be scanned)."""
         fast = self._patterns[number]
-        return fast is None or scanned is None or fast.search(scanned) is not None
+        if fast is None or scanned is None:
+            return True
+        loose, exact = fast
+        if loose is not None and loose.search(scanned) is None:
+            return False
+        return exact.search(scanned) is not None
 
 
 class Literals:
