@@ -13,7 +13,9 @@ after an idle gap of `session_idle_minutes` since the last turn began, and after
 (`session_turn_at` and `session_dividers` in memory_context), so writes during a session
 never change its prompt. A removal does: every source, frozen ones included, is read at each
 turn's start and again before each model call that follows a tool step (`recheck_plan`), and
-when memory the session has shown is gone (updates.retracted) the session starts again there.
+when memory the session's snapshot showed is gone (updates.retracted) the session starts again
+there; memory only its updates told drops those updates instead (updates.standing), the
+system message kept.
 Both reads are skipped while the namespaces the last full read touched are unchanged
 (memory_plugin.context_management.trusted): one version check instead.
 """
@@ -64,6 +66,7 @@ from memory_plugin.context_management.updates import (
     news,
     place,
     retracted,
+    standing,
 )
 from memory_plugin.context_management.window import RollingSummaries
 from memory_plugin.events import emit, quiet
@@ -102,15 +105,23 @@ def current(shown: list[dict[str, Any]] | None, loaded: Loaded) -> list[PromptBl
     return blocks + [block for block in from_dicts(shown or []) if block.name not in names]
 
 
-def gone(info: State, shown: list[PromptBlock], frozen: list[PromptBlock]) -> bool:
-    """Whether memory this session has shown (its snapshot, frozen blocks included, and its
-    updates) was removed or replaced since."""
+def snapshot_gone(info: State, shown: list[PromptBlock], frozen: list[PromptBlock]) -> bool:
+    """Whether memory in this session's snapshot (its system message, frozen blocks
+    included) was removed or replaced since."""
     if SHOWN not in info:
         return False
-    told = info.get(UPDATES) or []
-    return retracted(from_dicts(info[SHOWN] or []), told, shown) or retracted(
+    return retracted(from_dicts(info[SHOWN] or []), [], shown) or retracted(
         from_dicts(info.get(FROZEN) or []), [], frozen
     )
+
+
+def still_told(info: State, shown: list[PromptBlock]) -> list[dict[str, Any]]:
+    """The session's updates before the first that told memory now gone (all when none did):
+    the request up to that update's anchor stays as it was sent."""
+    told = list(info.get(UPDATES) or [])
+    if SHOWN not in info:
+        return told
+    return told[: standing(from_dicts(info[SHOWN] or []), told, shown)]
 
 
 def snapshot(info: State, shown: list[PromptBlock], frozen: list[PromptBlock]) -> State:
@@ -251,10 +262,11 @@ class Prefix:
             context[TURN_AT], starts = info.get(TURN_AT), False
         shown = current(info.get(SHOWN), loaded)
         frozen = current(info.get(FROZEN), frozen_loaded)
-        if starts or gone(info, shown, frozen):
+        if starts or snapshot_gone(info, shown, frozen):
             context.update(snapshot(info, shown, frozen))
         else:
-            context.update(self._told(info, blocks, state.get("messages") or []))
+            told = still_told(info, shown)
+            context.update(self._told(info, told, blocks, state.get("messages") or []))
         context[PREFIX_TOKENS] = self._tokens({**info, **context})
         update: State = {"memory_context": context}
         shown_now = to_dicts(blocks, entries=False)
@@ -265,9 +277,10 @@ class Prefix:
         return update
 
     def recheck_plan(self, state: State, ctx: MemoryContext) -> Plan[State]:
-        """Before a model call that follows a tool step: every source read again, and a new
-        snapshot when memory the session has shown is gone since (a tool, another thread or
-        the console removed it), else nothing (what is new waits for the next turn); a
+        """Before a model call that follows a tool step: every source read again, and when
+        memory the session has shown is gone since (a tool, another thread or the console
+        removed it) a new snapshot, or only the updates that told it dropped when its
+        snapshot did not show it; else nothing (what is new waits for the next turn). A
         complete re-read is what the next check compares with."""
         info = state.get("memory_context") or {}
         if SHOWN not in info:
@@ -284,11 +297,13 @@ class Prefix:
         kept = None
         if loaded[1] and frozen_loaded[1]:
             kept = refreshed(info, now, recorder.result(), loaded[0], frozen_loaded[0])
-        if not gone(info, shown, frozen):
-            return {"memory_context": {MEMORY_READ: kept}} if kept else {}
-        context = snapshot(info, shown, frozen)
-        if kept:
-            context[MEMORY_READ] = kept
+        context: State = {MEMORY_READ: kept} if kept else {}
+        if snapshot_gone(info, shown, frozen):
+            context.update(snapshot(info, shown, frozen))
+        elif len(told := still_told(info, shown)) < len(info.get(UPDATES) or []):
+            context[UPDATES] = told
+        else:
+            return {"memory_context": context} if context else {}
         context[PREFIX_TOKENS] = self._tokens({**info, **context})
         return {"memory_blocks": to_dicts(loaded[0], entries=False), "memory_context": context}
 
@@ -317,15 +332,20 @@ class Prefix:
         turn.record({PREFIX_TOKENS: self._tokens(turn.info)})
 
     @staticmethod
-    def _told(info: State, blocks: list[PromptBlock], messages: list[BaseMessage]) -> State:
-        """The session's updates with what `blocks` hold beyond its snapshot, placed before
-        the turn's input (a thread from before snapshots shows `blocks` from now on)."""
+    def _told(
+        info: State,
+        told: list[dict[str, Any]],
+        blocks: list[PromptBlock],
+        messages: list[BaseMessage],
+    ) -> State:
+        """The updates still `told` with what `blocks` hold beyond them and the snapshot,
+        placed before the turn's input (a thread from before snapshots shows `blocks` from now
+        on)."""
         if SHOWN not in info:
             return {SHOWN: to_dicts(blocks), UPDATES: []}
-        told = list(info.get(UPDATES) or [])
         entry = news(from_dicts(info[SHOWN] or []), told, blocks)
         if entry is None or not messages:
-            return {}
+            return {UPDATES: told} if len(told) < len(info.get(UPDATES) or []) else {}
         before = anchor(messages)
         entry.update({"before": before} if before else {"after": messages[-1].id})
         return {UPDATES: [*told, entry]}

@@ -12,8 +12,11 @@ A block with a version (the curated document) is told again whole when its versi
 any other block tells only its lines that were neither shown nor told before. An update only
 adds: when memory the session has shown (an entry of the snapshot or of an update) is no
 longer in what the sources give (a note deleted, a fact forgotten, a profile turned off, a
-bullet or line replaced), the session is `retracted` and starts again with a new snapshot,
-so removed text is never in front of the model again and never next to its replacement.
+bullet or line replaced), it is `retracted`: memory the snapshot showed starts the session
+again with a new snapshot; memory only updates told drops those updates from the first that
+told it (`standing`), the system message and the request before that update kept, and what
+is still new is told again in front of the turn's input. Either way removed text is never in
+front of the model again and never next to its replacement.
 """
 
 from __future__ import annotations
@@ -74,6 +77,17 @@ def retracted(
         if seen - still:
             return True
     return False
+
+
+def standing(
+    shown: Sequence[PromptBlock], updates: Sequence[Mapping[str, Any]], now: Sequence[PromptBlock]
+) -> int:
+    """How many leading updates tell only memory `now` still holds (all when none lost any):
+    those stay told, and the request before the first of the others stays a byte prefix."""
+    for n in range(len(updates)):
+        if retracted(shown, updates[: n + 1], now):
+            return n
+    return len(updates)
 
 
 def news(
