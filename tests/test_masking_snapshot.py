@@ -1,7 +1,7 @@
-"""Masking on a call whose system message changes anyway (a new memory snapshot after a
-removal): the prompt cache breaks there regardless, so a smaller pass runs on that call.
-Compaction counts masked outputs at their full size: masking lowers each call's input
-between compactions, it does not postpone them."""
+"""Masking on a call whose request changes anyway (a new memory snapshot after a removal, or
+an update dropped for one): the prompt cache breaks there regardless, so a smaller pass runs
+on that call. Compaction counts masked outputs at their full size: masking lowers each
+call's input between compactions, it does not postpone them."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from memory_plugin.context_management.masking import (
 )
 from memory_plugin.context_management.state import add_messages_batch
 from memory_plugin.context_management.turn import SUMMARY
-from memory_plugin.context_management.updates import SHOWN
+from memory_plugin.context_management.updates import SHOWN, UPDATES
 from memory_plugin.plans import run
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import counter_for
@@ -71,6 +71,19 @@ def test_a_new_snapshot_is_told_apart_from_a_compaction() -> None:
 
     compacted = {**info, SHOWN: [], SUMMARY: "the summary"}
     assert not resnapshotted(compacted), "the compaction call itself already broke the cache"
+
+
+def test_an_update_dropped_for_a_removal_is_a_break_and_one_told_is_not() -> None:
+    first = {"text": "<memory_update>a</memory_update>", "before": "h1"}
+    info = {SHOWN: [], SUMMARY: "", UPDATES: [first]}
+    info[SNAPSHOT] = snapshot_seen(info)
+
+    told = {**info, UPDATES: [first, {"text": "<memory_update>b</memory_update>"}]}
+    assert not resnapshotted(told), "a new update goes after the request sent before"
+
+    assert resnapshotted({**info, UPDATES: []}), "the removed memory's update leaves the request"
+    retold = {**info, UPDATES: [{"text": "<memory_update>c</memory_update>", "before": "h2"}]}
+    assert resnapshotted(retold), "dropped, then what is still new told again"
 
 
 def test_compaction_counts_masked_outputs_at_full_size_and_starts_the_count_again() -> None:

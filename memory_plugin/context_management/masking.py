@@ -4,16 +4,16 @@ short placeholder saying how to get them back; the most recent results stay.
 Masked messages replace the originals in the thread state (so masking is done once and
 checkpoints shrink); the originals stay in the journal. A pass masks every older output at
 once, and only when that clears at least `masking_batch_ratio` of the window, or
-`masking_min_clear_ratio` close to the compaction trigger or on a call whose system message
-changes anyway (a new snapshot of memory after a removal: the provider's prompt cache breaks
-there regardless), so the prompt prefix changes rarely: below that, nothing changes
-(compaction at its own trigger still bounds the input).
+`masking_min_clear_ratio` close to the compaction trigger or on a call whose request changes
+anyway (a new snapshot of memory after a removal, or an update dropped for one: the
+provider's prompt cache breaks there regardless), so the prompt prefix changes rarely: below
+that, nothing changes (compaction at its own trigger still bounds the input).
 
 `MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
 next scan starts (`mask_scan_from`), how many outputs were masked (`masked`), the tokens the
 passes freed since the last compaction (`masked_tokens`: compaction counts the thread with
 its masked outputs at their full size, so masking never postpones it) and the memory
-snapshot the previous call was sent (`mask_snapshot`).
+snapshot and updates the previous call was sent (`mask_snapshot`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import call_positions
 from memory_plugin.context_management.tally import tally
 from memory_plugin.context_management.turn import SUMMARY, Turn, window
-from memory_plugin.context_management.updates import SHOWN
+from memory_plugin.context_management.updates import SHOWN, UPDATES
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 from memory_plugin.settings import MemorySettings
@@ -159,16 +159,22 @@ def _urgent(tokens: int, window: int, settings: MemorySettings) -> bool:
 
 
 def snapshot_seen(info: dict[str, Any]) -> list[str]:
-    """Digests of the memory snapshot the system message is built from and of the running
-    summary (a compaction takes its own snapshot on the call that compacts)."""
-    return [_digest([info.get(FROZEN), info.get(SHOWN)]), _digest(info.get(SUMMARY) or "")]
+    """Digests of the memory snapshot the system message is built from, of the running
+    summary (a compaction takes its own snapshot on the call that compacts), then of each
+    update told since the snapshot."""
+    told = [_digest(update.get("text")) for update in info.get(UPDATES) or []]
+    return [_digest([info.get(FROZEN), info.get(SHOWN)]), _digest(info.get(SUMMARY) or ""), *told]
 
 
 def resnapshotted(info: dict[str, Any]) -> bool:
-    """Whether memory's snapshot changed since the previous call without a compaction: this
-    call's system message differs from the previous call's, so its prompt cache breaks."""
-    seen, now = info.get(SNAPSHOT), snapshot_seen(info)
-    return seen is not None and seen[1] == now[1] and seen[0] != now[0]
+    """Whether memory changed what the previous call was sent, without a compaction: a new
+    snapshot (the system message differs) or an update told before dropped (a removal of
+    memory only it told); this call's prompt cache breaks either way."""
+    seen: list[str] | None = info.get(SNAPSHOT)
+    now = snapshot_seen(info)
+    if seen is None or seen[1] != now[1]:
+        return False
+    return seen[0] != now[0] or now[2 : len(seen)] != seen[2:]
 
 
 class MaskingStep:
