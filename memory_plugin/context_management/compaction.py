@@ -8,7 +8,7 @@ a failed compaction: the conversation stays as it was. Summarize now keeps the l
 complete turn (or the keep share, whichever is smaller) and compacts everything before it.
 
 `CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
-event whose flush note was started, in the background beside the summary: one note per
+event whose flush note was started, in the background once the turn ends: one note per
 event, however often it is retried),
 `compaction_failed_in` (the user message whose turn saw an automatic compaction fail: it is
 retried on the next turn, not after every tool step, so a hung model costs a turn one
@@ -254,6 +254,7 @@ class CompactionStep:
                 flush=in_background(
                     flush_hook(summary_model, get_store(), turn.ctx, turn.settings, now),
                     get_store(),
+                    turn.thread_id,
                 ),
                 journal=self._journal_first(turn),
             )

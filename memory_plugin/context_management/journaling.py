@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage
 from memory_plugin.context_management import journal
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.turn import Turn
+from memory_plugin.context_management.turn_end import turn_ended
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 
@@ -84,7 +85,14 @@ class JournalStep:
         self.clock = clock
 
     def step(self, turn: Turn) -> Plan[None]:
-        """Journal the messages added since the last journaled one."""
+        """Journal the messages added since the last journaled one, then let the flushes that
+        wait for the turn's end go on (memory_plugin.context_management.turn_end)."""
+        try:
+            yield from self._write(turn)
+        finally:
+            turn_ended(turn.thread_id)
+
+    def _write(self, turn: Turn) -> Plan[None]:
         if not turn.journaled:
             return
         new = unjournaled(turn)
