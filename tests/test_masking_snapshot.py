@@ -56,8 +56,13 @@ def test_a_pass_below_the_batch_share_runs_only_where_the_prefix_breaks_anyway()
     assert settings.masking_min_clear_ratio * WINDOW <= broken.freed_tokens
     assert broken.freed_tokens < settings.masking_batch_ratio * WINDOW
 
-    below = mask(messages, int(0.5 * WINDOW), WINDOW, settings, COUNTER, prefix_breaks=True)
-    assert below.replacements == [], "below the trigger nothing is masked"
+    early = settings.masking_trigger_ratio - settings.masking_min_clear_ratio
+    near = mask(messages, int(early * WINDOW) + 50, WINDOW, settings, COUNTER, prefix_breaks=True)
+    assert len(near.replacements) == 6, "within the min-clear share below the trigger: masked"
+    assert mask(messages, int(early * WINDOW) + 50, WINDOW, settings, COUNTER).replacements == []
+
+    below = mask(messages, int(early * WINDOW), WINDOW, settings, COUNTER, prefix_breaks=True)
+    assert below.replacements == [], "further below the trigger nothing is masked"
 
 
 def test_a_new_snapshot_is_told_apart_from_a_compaction() -> None:

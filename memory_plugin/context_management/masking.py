@@ -6,8 +6,10 @@ checkpoints shrink); the originals stay in the journal. A pass masks every older
 once, and only when that clears at least `masking_batch_ratio` of the window, or
 `masking_min_clear_ratio` close to the compaction trigger or on a call whose request changes
 anyway (a new snapshot of memory after a removal, or an update dropped for one: the
-provider's prompt cache breaks there regardless), so the prompt prefix changes rarely: below
-that, nothing changes (compaction at its own trigger still bounds the input).
+provider's prompt cache breaks there regardless, so such a call also masks from that share
+below the trigger, taking the pass the next turns would bring onto the break there is), so
+the prompt prefix changes rarely: below that, nothing changes (compaction at its own trigger
+still bounds the input).
 
 `MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
 next scan starts (`mask_scan_from`), how many outputs were masked (`masked`), the tokens the
@@ -106,10 +108,12 @@ def mask(
     """Mask every older tool output (all but the `masking_keep_recent` newest; none that its
     placeholder would not shrink) when the input is past the trigger and that clears at least
     `masking_batch_ratio` of the window (`masking_min_clear_ratio` once the input nears the
-    compaction trigger, or when `prefix_breaks`: the call's system message changes anyway);
-    else change nothing. One large pass rewrites the transcript once, where small ones would
-    break the prompt cache on call after call."""
-    if not settings.masking or tokens <= settings.masking_trigger_ratio * window:
+    compaction trigger); else change nothing. One large pass rewrites the transcript once,
+    where small ones would break the prompt cache on call after call. When `prefix_breaks`
+    (the call's request changes anyway), a pass clearing `masking_min_clear_ratio` runs from
+    that share below the trigger: one the next turns would bring costs no cache here."""
+    early = settings.masking_min_clear_ratio if prefix_breaks else 0.0
+    if not settings.masking or tokens <= (settings.masking_trigger_ratio - early) * window:
         return Masking([], 0, scan_from)
     small = prefix_breaks or _urgent(tokens, window, settings)
     ratio = settings.masking_min_clear_ratio if small else settings.masking_batch_ratio
