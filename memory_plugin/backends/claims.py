@@ -263,7 +263,7 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
                 stored = _claimed(request, int(rows[0][0]))
                 db.executemany(SQLITE_INSERT_DATED, _sqlite_rows(request, stored))
                 analyse = keywords.analyse_steps(_prefix(request.namespace))
-                drive(analyse, lambda sql, args: db.execute(sql, args).fetchall())
+                drive(analyse, lambda sql, args: db.execute(sql, args).fetchall(), db.executemany)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -309,9 +309,8 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
                     found = list(await db.execute_fetchall(SQLITE_CLAIM_SEED, seed))
                 stored = _claimed(request, int(found[0][0]))
                 await db.executemany(SQLITE_INSERT_DATED, _sqlite_rows(request, stored))
-                await adrive(
-                    keywords.analyse_steps(_prefix(request.namespace)), db.execute_fetchall
-                )
+                analysed = keywords.analyse_steps(_prefix(request.namespace))
+                await adrive(analysed, db.execute_fetchall, db.executemany)
             except BaseException:
                 await db.execute("ROLLBACK")
                 raise

@@ -271,9 +271,10 @@ def keyword_search(store: BaseStore, request: KeywordSearch) -> list[Scored]:
     if isinstance(store, SqliteStore):
         steps = keywords.search_steps(prefix, request.query, request.limit)
         with sqlite_search_connection(store) as conn:
-            return _sqlite_scored(
-                drive(steps, lambda sql, args: conn.execute(sql, args).fetchall())
+            found = drive(
+                steps, lambda sql, args: conn.execute(sql, args).fetchall(), conn.executemany
             )
+            return _sqlite_scored(found)
     return _python_scored(request.query, _items(store, request.namespace), request.limit)
 
 
@@ -291,7 +292,7 @@ async def akeyword_search(store: BaseStore, request: KeywordSearch) -> list[Scor
     if isinstance(store, AsyncSqliteStore):
         steps = keywords.search_steps(prefix, request.query, request.limit)
         async with asqlite_search_connection(store) as conn:
-            return _sqlite_scored(await adrive(steps, conn.execute_fetchall))
+            return _sqlite_scored(await adrive(steps, conn.execute_fetchall, conn.executemany))
     if isinstance(store, SqliteStore | PostgresStore):
         return await asyncio.to_thread(keyword_search, store, request)
     return _python_scored(request.query, await _aitems(store, request.namespace), request.limit)
