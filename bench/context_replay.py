@@ -39,7 +39,8 @@ summaries, flush notes and profile rewrites and counts them.
   caches), the bill with cached input at 10% and at 50% of the normal price (in full-price
   tokens, the plugin's counter, tools included, agent model calls only), the share of calls
   keeping the previous request as a byte prefix and the breaks a removal caused, with the
-  host's load.
+  host's load; then each side's breaks by the first element that differed (the JSON lists
+  every break).
 
 The headline, measured from the bytes sent and nothing else: for every agent model call the
 request a provider receives is recorded, the bound tools (`convert_to_openai_tool`, in order)
@@ -51,7 +52,8 @@ The cacheable share is the bytes (and the plugin counter's tokens) of the longes
 element-wise prefix with the previous request (the tools, then the leading identical
 messages; nothing when the tools differ), over the request's bytes, summed over every call
 but the first. Each call that breaks the prefix is listed with the first element that
-differed (tools, the system message and its block, or message i and its role).
+differed (tools, the system message and its block, message i and its role, or a user message
+whose `<memory_update>` a removal dropped) and the byte of the request where it first differs.
 
 The project's own bookkeeping, kept for comparison:
 - "prefix kept": the system message up to its first volatile block (the recent notes or the
@@ -390,6 +392,8 @@ def cause(broken_by: str) -> str:
         return "system message"
     if "(tool) content changed" in broken_by:
         return "tool output (masking)"
+    if "<memory_update> dropped" in broken_by:
+        return "memory update dropped (removal)"
     return "history"
 
 
@@ -413,7 +417,21 @@ def why_broken(
     size = f"{len(str(old.get('content', ''))):,} -> {len(str(new.get('content', ''))):,} chars"
     if role == "tool":
         return f"message {k} (tool) content changed, {size}"
+    if _UPDATE.search(str(old.get("content", ""))) and not _UPDATE.search(
+        str(new.get("content", ""))
+    ):
+        return f"message {k} ({role}): its <memory_update> dropped, {size}"
     return f"message {k} ({role}) changed, {size}"
+
+
+def first_difference(previous: str, current: str) -> int:
+    """How many leading characters two serialized request parts share."""
+    n = 0
+    for a, b in zip(previous, current, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 # --------------------------------------------------------------------------- fake models
@@ -438,6 +456,7 @@ class CallRecord:
     byte_prefix: bool
     broken_by: str
     messages: int
+    first_differing_byte: int
     memory: str = ""
 
 
@@ -534,10 +553,26 @@ class ReplayChat(BaseChatModel):
             if first or byte_prefix
             else why_broken(self.last_tools, sent_tools, self.last_messages, sent, k),
             messages=len(sent),
+            first_differing_byte=0
+            if first or byte_prefix
+            else differing_byte(self.last_tools, sent_tools, self.last_messages, sent, k),
             memory="\n".join([text, *told(rest)]),
         )
         self.last_tools, self.last_messages = sent_tools, sent
         return record
+
+
+def differing_byte(
+    previous_tools: str, tools: str, previous: list[str], current: list[str], k: int
+) -> int:
+    """The offset in the request's bytes (tools, then each message) where it first differs
+    from the previous request."""
+    if previous_tools != tools:
+        return len(tools[: first_difference(previous_tools, tools)].encode())
+    offset = len(tools.encode()) + sum(len(m.encode()) for m in current[:k])
+    if k < len(current) and k < len(previous):
+        offset += len(current[k][: first_difference(previous[k], current[k])].encode())
+    return offset
 
 
 def told(messages: Sequence[BaseMessage]) -> list[str]:
@@ -874,6 +909,7 @@ def bill_row(variant: str, side: str, report: Report) -> dict[str, Any]:
         "byte_prefix_share": report.byte_prefix_share,
         "breaks": len(report.breaks),
         "breaks_by_cause": report.breaks_by_cause,
+        "break_calls": report.breaks,
         "removal_breaks": removal_breaks,
         "share_without_removal_breaks": (report.byte_prefix_calls + removal_breaks) / later,
         "removed_still_shown_calls": report.removed_still_shown_calls,
@@ -917,6 +953,11 @@ def print_bill(rows: list[dict[str, Any]]) -> None:
             f"| {r['bill_10']:,.0f} | {r['bill_50']:,.0f} | {ratio} "
             f"| {r['byte_prefix_share']:.1%} | {r['removal_breaks']} / {r['breaks']} |"
         )
+    print("\n| variant | window | side | breaks by the first element that differed |")
+    print("| --- " * 4 + "|")
+    for r in rows:
+        kinds = ", ".join(f"{k} {v}" for k, v in r["breaks_by_cause"].items()) or "-"
+        print(f"| {r['variant']} | {r['window']:,} | {r['side']} | {kinds} |")
 
 
 def summarize(
@@ -966,6 +1007,7 @@ def summarize(
         if previous is not None and not call.byte_prefix:
             breaks.append({k: rows[-1][k] for k in ("call", "turn", "step", "broken_by")})
             breaks[-1]["reused"] = call.cacheable_bytes / max(call.request_bytes, 1)
+            breaks[-1]["first_differing_byte"] = call.first_differing_byte
             breaks[-1]["since_last_call"] = rows[-1]["since_last_call"]
         previous = call
     later = rows[1:]
@@ -1060,13 +1102,16 @@ def print_report(report: Report, per_turn: bool) -> None:
         )
     if r.breaks:
         print("\nCalls that did not send the previous request as a byte prefix:\n")
-        print("| call | turn.step | first difference | bytes reused | since the previous call |")
-        print("| --- | --- | --- | --- | --- |")
+        print(
+            "| call | turn.step | first difference | at byte | bytes reused "
+            "| since the previous call |"
+        )
+        print("| --- | --- | --- | --- | --- | --- |")
         for b in r.breaks:
             since = ", ".join(f"{k} +{v}" for k, v in b["since_last_call"].items()) or "-"
             print(
                 f"| {b['call']} | {b['turn']}.{b['step']} | {b['broken_by']} "
-                f"| {b['reused']:.1%} | {since} |"
+                f"| {b['first_differing_byte']:,} | {b['reused']:.1%} | {since} |"
             )
     if per_turn:
         print(
