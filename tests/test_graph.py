@@ -169,7 +169,7 @@ def test_masking_is_streamed(backend: Backend) -> None:
     assert ("context_management", "compacted") not in events
 
 
-def test_compaction_is_streamed_and_flushes_one_note_beside_the_summary(
+def test_compaction_is_streamed_and_flushes_one_note_after_the_answer(
     backend: Backend,
 ) -> None:
     events = long_thread(backend, window=5_000, turns=6, thread="compaction")
