@@ -4,7 +4,11 @@ replaced by a model-written running summary, and a divider records the cut.
 The cut never separates an AI message's tool calls from their results, and the latest
 write_todos call stays with its result. Summaries are progressive: the previous summary is
 fed into the next. A summary the model fails to write, or one `checked_rewrite` refuses, is
-a failed compaction: the conversation stays as it was. Summarize now keeps the latest
+a failed compaction: the conversation stays as it was. On a call whose request changes
+anyway (a new snapshot of memory after a removal, or an update dropped for one: masking.py
+`resnapshotted`), compaction runs from `masking_min_clear_ratio` below its trigger: the
+provider's prompt cache breaks there regardless, so the compaction the next turns would
+bring costs no second break. Summarize now keeps the latest
 complete turn (or the keep share, whichever is smaller) and compacts everything before it.
 
 `CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
@@ -127,13 +131,21 @@ def split(
 
 
 def compaction_due(
-    info: dict[str, Any], settings: MemorySettings, window: int, counter: TokenCounter
+    info: dict[str, Any],
+    settings: MemorySettings,
+    window: int,
+    counter: TokenCounter,
+    *,
+    prefix_breaks: bool = False,
 ) -> bool:
     """Whether the model's input (the transcript with its masked outputs at full size, the
-    running summary and the protected prefix load_memory counted) has crossed the trigger."""
+    running summary and the protected prefix load_memory counted) has crossed the trigger;
+    when `prefix_breaks` (the call's request changes anyway), the trigger less
+    `masking_min_clear_ratio`: the compaction the next turns would bring costs no cache here."""
     before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
     before += int(info.get(PREFIX_TOKENS, 0)) + int(info.get(MASKED_TOKENS, 0))
-    return before >= settings.summarization_trigger_ratio * window
+    early = settings.masking_min_clear_ratio if prefix_breaks else 0.0
+    return before >= (settings.summarization_trigger_ratio - early) * window
 
 
 def compaction_plan(
@@ -148,14 +160,19 @@ def compaction_plan(
     now: datetime,
     flush: FlushStart | None,
     journal: JournalFirst | None = None,
+    prefix_breaks: bool = False,
 ) -> Plan[Compaction]:
-    """Compact when due (always for `manual`); see the module docstring. The thread's update
-    clears it and adds back what is kept: a removal per summarized message costs more to
-    build, apply and checkpoint than the kept messages. `journal` runs before the summary."""
+    """Compact when due (always for `manual`; `prefix_breaks` as for `compaction_due`); see
+    the module docstring. The thread's update clears it and adds back what is kept: a removal
+    per summarized message costs more to build, apply and checkpoint than the kept messages.
+    `journal` runs before the summary."""
     summary = str(info.get(SUMMARY, ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
-    if kind == "auto" and not compaction_due({**info, "tokens": tokens}, settings, window, counter):
+    due = compaction_due(
+        {**info, "tokens": tokens}, settings, window, counter, prefix_breaks=prefix_breaks
+    )
+    if kind == "auto" and not due:
         return Compaction("nothing_to_compact", message="below the compaction trigger")
     keep_from = latest_turn_start(messages) if kind == "manual" else None
     keep_tokens = settings.summarization_keep_ratio * window
@@ -228,13 +245,17 @@ class CompactionStep:
         self.clock = clock
         self.journal = journal
 
-    def step(self, turn: Turn, kind: Trigger) -> Plan[Compaction]:
-        """Compact when due (always for `manual`); whatever it would take out of the thread
-        unjournaled is journaled first (what it keeps is journaled with the turn's end)."""
+    def step(self, turn: Turn, kind: Trigger, prefix_breaks: bool = False) -> Plan[Compaction]:
+        """Compact when due (always for `manual`; from `masking_min_clear_ratio` below the
+        trigger when `prefix_breaks`); whatever it would take out of the thread unjournaled is
+        journaled first (what it keeps is journaled with the turn's end)."""
         counts, _ = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
         size = window(self.model, turn.settings)
-        if kind == "auto" and not compaction_due(turn.info, turn.settings, size, self.counter):
+        due = compaction_due(
+            turn.info, turn.settings, size, self.counter, prefix_breaks=prefix_breaks
+        )
+        if kind == "auto" and not due:
             return Compaction("nothing_to_compact", message="below the compaction trigger")
         opened_by = latest_user_message_id(turn.messages)
         if kind == "auto" and opened_by is not None and turn.info.get(FAILED_IN) == opened_by:
@@ -257,6 +278,7 @@ class CompactionStep:
                     turn.thread_id,
                 ),
                 journal=self._journal_first(turn),
+                prefix_breaks=prefix_breaks,
             )
         else:
             result = Compaction("failed", message=UNJOURNALED)

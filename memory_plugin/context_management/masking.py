@@ -15,7 +15,8 @@ still bounds the input).
 next scan starts (`mask_scan_from`), how many outputs were masked (`masked`), the tokens the
 passes freed since the last compaction (`masked_tokens`: compaction counts the thread with
 its masked outputs at their full size, so masking never postpones it) and the memory
-snapshot and updates the previous call was sent (`mask_snapshot`).
+snapshot and updates the previous call was sent (`mask_snapshot`). `MaskingStep.step` says
+whether the call's request changes anyway, so compaction can move onto that call too.
 """
 
 from __future__ import annotations
@@ -196,15 +197,16 @@ class MaskingStep:
         self.excluded = excluded
         self.journal = journal
 
-    def step(self, turn: Turn) -> Plan[None]:
-        """Count the new messages; past the trigger, mask (journaling the originals first)."""
+    def step(self, turn: Turn) -> Plan[bool]:
+        """Count the new messages; past the trigger, mask (journaling the originals first).
+        Returns whether this call's request changes anyway (`resnapshotted`)."""
         counts, rewritten = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
-        if not reports_window(self.model):
-            return
         prefix_breaks = resnapshotted(turn.info)
         if turn.info.get(SNAPSHOT) != (seen := snapshot_seen(turn.info)):
             turn.record({SNAPSHOT: seen})
+        if not reports_window(self.model):
+            return prefix_breaks
         result = mask(
             turn.messages,
             counts["tokens"],
@@ -216,10 +218,10 @@ class MaskingStep:
             prefix_breaks=prefix_breaks,
         )
         if not result.replacements:
-            return
+            return prefix_breaks
         yield from self.journal(turn)
         if not turn.journaled:
-            return
+            return prefix_breaks
         turn.apply(result.replacements)
         emit(NAME, "masked", None, outputs=len(result.replacements), freed=result.freed_tokens)
         turn.record(
@@ -230,3 +232,4 @@ class MaskingStep:
                 MASKED_TOKENS: int(turn.info.get(MASKED_TOKENS, 0)) + result.freed_tokens,
             }
         )
+        return prefix_breaks

@@ -243,19 +243,20 @@ class ContextManager(MemoryService):
             return turn.updates()
         if turn.settings.thread_policy == RECENT_WINDOW or not turn.info.get(SEQ):
             yield from self._journal_step(turn)
-        yield from self.masking.step(turn)
+        prefix_breaks = yield from self.masking.step(turn)
         if turn.settings.thread_policy != RECENT_WINDOW:
-            yield from self._compaction_step(turn, "auto")
+            yield from self._compaction_step(turn, "auto", prefix_breaks)
         return turn.updates()
 
-    def _compaction_step(self, turn: Turn, kind: str) -> Plan[None]:
-        """Compact when due (`auto`) or asked (`manual`); a compaction takes the session's
-        snapshot of memory again."""
+    def _compaction_step(self, turn: Turn, kind: str, prefix_breaks: bool = False) -> Plan[None]:
+        """Compact when due (`auto`; from further below the trigger on a call whose request
+        changes anyway, `prefix_breaks`, as masking says) or asked (`manual`); a compaction
+        takes the session's snapshot of memory again."""
         dividers = len(turn.info.get(DIVIDERS) or [])
         if kind == "manual":
             yield from self.compaction.on_request(turn)
         else:
-            yield from self.compaction.step(turn, "auto")
+            yield from self.compaction.step(turn, "auto", prefix_breaks)
         if len(turn.info.get(DIVIDERS) or []) != dividers:
             yield from self.prefix.resnapshot_plan(turn)
 
