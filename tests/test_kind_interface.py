@@ -175,7 +175,7 @@ async def test_a_new_kind_obeys_memory_off_when_it_says_so(
     registered(monkeypatch, kind)
     model = agent()
     out = await _graph(abackend, model, ON).ainvoke(INPUT, _config("t1"), context=NOBODY)
-    assert ("diary_write" not in model.bound[0]) is refused
+    assert ("diary_write" not in set().union(*model.bound)) is refused
     reply = tool_reply(out)
     assert (reply.status == "error") is refused
     stored = await abackend.store.aget(("diary", "nobody"), "today")

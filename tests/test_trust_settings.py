@@ -165,8 +165,7 @@ def test_space_layer_switch_hides_and_refuses_scoped_tools(backend: Backend) -> 
     assert not any("Works in sales" in b["text"] for b in out.get("memory_blocks") or [])
     model.offered.clear()
     turn(graph, "Hi.", "sales", ANN_SALES)
-    assert model.offered == [{"lookup", *SCOPED_TOOLS, "journal_message_search",
-                              "journal_tool_call_view"}]  # fmt: skip
+    assert model.offered == [{"lookup", *SCOPED_TOOLS}]  # journal tools: nothing left the prompt
 
 
 async def test_space_layer_switch_hides_and_refuses_scoped_tools_async(

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import json
 import re
+from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -19,7 +20,9 @@ from langgraph.prebuilt import ToolRuntime
 
 from memory_plugin.base import MemoryService
 from memory_plugin.context_management.journal import JournalEntry, search_plan, tool_call_plan
-from memory_plugin.context_management.turn import thread_id_of
+from memory_plugin.context_management.masking import MASKED
+from memory_plugin.context_management.turn import SUMMARY, thread_id_of
+from memory_plugin.context_management.window import WINDOW_FROM
 from memory_plugin.errors import MemoryPluginError, MemoryWriteError
 from memory_plugin.plans import Plan
 from memory_plugin.scope.identity import Membership
@@ -41,6 +44,14 @@ VIEW = (
 )
 
 Found = tuple[JournalEntry | None, JournalEntry | None]
+
+
+def journal_holds_more(info: Mapping[str, Any] | None) -> bool:
+    """Whether the thread's journal holds what its prompt no longer shows (a summary stands
+    for older messages, an output was masked, or messages left the recent window): before
+    that, the journal tools find nothing the model cannot read already."""
+    info = info or {}
+    return bool(info.get(SUMMARY) or info.get(MASKED) or info.get(WINDOW_FROM))
 
 
 def _date(value: str | None, what: str) -> date | None:

@@ -58,7 +58,9 @@ def create_memory_graph(
     `MEMORY_<SETTING>` environment variables override and lock them, and the layers stored in
     the store apply each turn (a bad value in code or the environment raises SettingsError
     here). Each turn the model gets `tools` and the memory tools of the kinds that are on for
-    the run's scope. `membership(user_id, workspace_id)` admits a workspace the run names.
+    the run's scope, the journal tools from the first call whose prompt had something masked
+    or summarized (the tools node runs them whenever the model calls them).
+    `membership(user_id, workspace_id)` admits a workspace the run names.
     `maintenance_model` (default: `model`, never its tool-bound instance; the
     `maintenance_model` setting names another) writes summaries and flush notes, consolidates
     the profile and compresses documents. `screen(text, visibility)` is an extra safety check

@@ -9,7 +9,8 @@ Invoke it as the prebuilt graph: a `thread_id` in `config["configurable"]`, the 
     before_agent   open the turn (load memory; mask, compact)  | summarize_now
     before_model   after a tool step: removed memory out of the prompt; mask, compact
     wrap_model_call  the protected prefix (system prompt, memory blocks, summary) in front, and
-                   only the memory tools of the kinds that are on for this turn's scope
+                   only the memory tools of the kinds that are on for this turn's scope (the
+                   journal tools once something was masked or summarized)
     wrap_tool_call   a call to a memory tool whose kind is off is refused
     after_agent    close the turn (journal it, rolling summary), then start the profile's
                    consolidation in the background

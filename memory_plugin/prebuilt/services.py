@@ -5,7 +5,8 @@ hook of that graph uses it: settings given in code, set by the environment or st
 reach every path from this one owner. Which memory kinds exist in the graph is decided here,
 from the code defaults and the environment; a kind a stored layer switches off for a scope is
 off for that scope's turns: its tools are not offered to the model, and a call to one anyway is
-refused (`offered`, `refusal`, `gate`).
+refused (`offered`, `refusal`, `gate`). The journal tools are offered from the first call whose
+prompt lacks something the journal holds (`this_turn`); the tool node runs them on any call.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from langgraph.types import Command
 
 from memory_plugin.base import MemoryService, Parts
 from memory_plugin.compat import RunnableCallable
-from memory_plugin.context_management.nodes import ContextManager
+from memory_plugin.context_management.journal_tools import journal_holds_more
+from memory_plugin.context_management.nodes import JOURNAL_TOOLS, ContextManager
 from memory_plugin.kinds import Kind, build_kinds, kind_tools
 from memory_plugin.models.maintenance import MaintenanceModel
 from memory_plugin.profile.memory import ProfileMemory
@@ -133,8 +135,14 @@ class MemoryServices:
 
     def this_turn(self, state: Any) -> list[BaseTool]:
         """The memory tools this turn offers: those `offered` for its settings and memory being
-        off or on, less the tools of kinds that need an agent when the run names none."""
+        off or on, less the tools of kinds that need an agent when the run names none, and
+        less the journal tools until the prompt lacks something the journal holds (a summary,
+        a masked output, messages out of the recent window: that call's prompt cache breaks
+        anyway, so their schemas join the request there)."""
         memory = self.offered(self.turn_settings(state), self.memory_off(state))
+        info = state.get("memory_context") if isinstance(state, Mapping) else None
+        if not journal_holds_more(info):
+            memory = [tool for tool in memory if tool.name not in JOURNAL_TOOLS]
         if self.context().agent_id:
             return memory
         return [tool for tool in memory if not self.owners[tool.name].needs_agent]
