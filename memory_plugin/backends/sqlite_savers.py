@@ -19,6 +19,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from memory_plugin.backends.pages import apages, pages
+from memory_plugin.backends.steps import Steps, adrive, drive, transaction
 from memory_plugin.backends.wal import atruncate_wal, truncate_wal
 
 _COLUMNS = (
@@ -32,7 +33,7 @@ _DELETE_THREAD = (
     "DELETE FROM writes WHERE thread_id = ?",
 )
 
-Statement = tuple[str, list[Any]]
+Statement = tuple[str, tuple[Any, ...]]
 
 
 def write_statements(
@@ -56,8 +57,25 @@ def write_statements(
         chunk = rows[start : start + ROWS_PER_STATEMENT]
         values = ", ".join([_ROW] * len(chunk))
         sql = f"INSERT OR {verb} INTO writes {_COLUMNS} VALUES {values}"
-        statements.append((sql, [v for row in chunk for v in row]))
+        statements.append((sql, tuple(v for row in chunk for v in row)))
     return statements
+
+
+def _delete_thread(thread_id: str) -> list[Statement]:
+    return [(sql, (str(thread_id),)) for sql in _DELETE_THREAD]
+
+
+def _writes(statements: Sequence[Statement]) -> Steps[None]:
+    """One statement on its own (atomic as it is), more in one transaction."""
+    if len(statements) == 1:
+        yield statements[0]
+    elif statements:
+        yield from transaction(_each(statements))
+
+
+def _each(statements: Sequence[Statement]) -> Steps[None]:
+    for sql, params in statements:  # noqa: UP028 (a generator: transaction sends it rows)
+        yield sql, params
 
 
 class SharedLibrarySqliteSaver(SqliteSaver):
@@ -95,29 +113,14 @@ class SharedLibrarySqliteSaver(SqliteSaver):
         statements = write_statements(self, config, writes, task_id, task_path)
         with self.lock:
             self.setup()
-            self._run(statements)
+            drive(_writes(statements), self.conn.execute)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
         with self.lock:
             self.setup()
-            self._run([(sql, [str(thread_id)]) for sql in _DELETE_THREAD])
+            drive(_writes(_delete_thread(thread_id)), self.conn.execute)
             truncate_wal(self.conn)
-
-    def _run(self, statements: Sequence[Statement]) -> None:
-        if not statements:
-            return
-        if len(statements) == 1:
-            self.conn.execute(*statements[0])
-            return
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            for sql, params in statements:
-                self.conn.execute(sql, params)
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
 
     def setup(self) -> None:
         """Create the checkpoint tables; an existing task_path column is no error."""
@@ -160,29 +163,14 @@ class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
         statements = write_statements(self, config, writes, task_id, task_path)
         await self.setup()
         async with self.lock:
-            await self._run(statements)
+            await adrive(_writes(statements), self.conn.execute_fetchall)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
         await self.setup()
         async with self.lock:
-            await self._run([(sql, [str(thread_id)]) for sql in _DELETE_THREAD])
+            await adrive(_writes(_delete_thread(thread_id)), self.conn.execute_fetchall)
             await atruncate_wal(self.conn)
-
-    async def _run(self, statements: Sequence[Statement]) -> None:
-        if not statements:
-            return
-        if len(statements) == 1:
-            await self.conn.execute_fetchall(*statements[0])
-            return
-        await self.conn.execute_fetchall("BEGIN IMMEDIATE")
-        try:
-            for sql, params in statements:
-                await self.conn.execute_fetchall(sql, params)
-        except BaseException:
-            await self.conn.execute_fetchall("ROLLBACK")
-            raise
-        await self.conn.execute_fetchall("COMMIT")
 
     async def setup(self) -> None:
         """Create the checkpoint tables; an existing task_path column is no error."""
