@@ -51,7 +51,7 @@ ANN_TEAM = MemoryContext(
 BOB_TEAM = MemoryContext(
     user_id="bob", org_id="o1", workspace_id="acme", thread_visibility="shared"
 )
-SECRET, KEPT = "4821", "Gecko"
+SECRET, KEPT = "4821QX", "Gecko"  # letters no hex id (a uuid) can hold
 JOINED = {"op": "ADD", "section": "Work Context", "bullet": "Works at Quokka Labs"}
 CHANGED = {
     "op": "UPDATE",
