@@ -356,8 +356,8 @@ def request_parts(tools: Sequence[Any], messages: Sequence[BaseMessage]) -> tupl
     return canonical(list(tools)), [canonical(m) for m in sent]
 
 
-def common_prefix(previous: list[str], current: list[str]) -> int:
-    """How many leading elements the two lists share."""
+def common_prefix(previous: Sequence[str], current: Sequence[str]) -> int:
+    """How many leading elements (messages, or characters of one) the two share."""
     k = 0
     for a, b in zip(previous, current, strict=False):
         if a != b:
@@ -422,16 +422,6 @@ def why_broken(
     ):
         return f"message {k} ({role}): its <memory_update> dropped, {size}"
     return f"message {k} ({role}) changed, {size}"
-
-
-def first_difference(previous: str, current: str) -> int:
-    """How many leading characters two serialized request parts share."""
-    n = 0
-    for a, b in zip(previous, current, strict=False):
-        if a != b:
-            break
-        n += 1
-    return n
 
 
 # --------------------------------------------------------------------------- fake models
@@ -568,10 +558,10 @@ def differing_byte(
     """The offset in the request's bytes (tools, then each message) where it first differs
     from the previous request."""
     if previous_tools != tools:
-        return len(tools[: first_difference(previous_tools, tools)].encode())
+        return len(tools[: common_prefix(previous_tools, tools)].encode())
     offset = len(tools.encode()) + sum(len(m.encode()) for m in current[:k])
     if k < len(current) and k < len(previous):
-        offset += len(current[k][: first_difference(previous[k], current[k])].encode())
+        offset += len(current[k][: common_prefix(previous[k], current[k])].encode())
     return offset
 
 
