@@ -57,10 +57,21 @@ def single_statement(
 ) -> tuple[str, Sequence[Any]] | None:
     """The one statement a batch of writes runs (puts without vectors, or deletes in one
     namespace), None when it takes more: that one is atomic without a transaction."""
-    if not ops or not all(isinstance(op, PutOp) for op in ops):
+    puts = [op for op in ops if isinstance(op, PutOp)]
+    if not puts or len(puts) < len(ops) or _takes_more(store, puts):
         return None
     queries, vectors = store._prepare_batch_PUT_queries(list(enumerate(ops)))  # type: ignore[arg-type]
     return queries[0] if vectors is None and len(queries) == 1 else None
+
+
+def _takes_more(store: SqliteStore | AsyncSqliteStore, puts: list[PutOp]) -> bool:
+    """Whether the puts surely take more than one statement (vectors to write, deletes beside
+    writes, deletes in several namespaces), told without preparing them (their values would
+    be serialized twice)."""
+    if store.index_config and any(p.value is not None and p.index is not False for p in puts):
+        return True
+    deleted = {p.namespace for p in puts if p.value is None}
+    return len(deleted) > 1 or (bool(deleted) and any(p.value is not None for p in puts))
 
 
 class ThreadedSqliteStore(SqliteStore):
