@@ -58,8 +58,12 @@ SECRETS = {
     "thread": "Gecko1187",
     "user_setting": 4321,
 }
+SETTING_LEAK = rf"note_max_chars\W{{1,4}}{SECRETS['user_setting']}\b"
 ANN_WORDS = re.compile(
-    r"\bann\b|acme|\bs1\b|" + "|".join(str(s) for s in SECRETS.values()), re.IGNORECASE
+    r"\bann\b|acme|\bs1\b|"
+    + "|".join(str(s) for s in SECRETS.values() if isinstance(s, str))
+    + f"|{SETTING_LEAK}",
+    re.IGNORECASE,
 )
 
 
