@@ -32,16 +32,13 @@ PREVIEW_CHARS = 300
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 SEARCH = (
-    "Search the full transcript of this conversation, including messages no longer in your "
-    "context. Filter by role (human, ai, tool, system) and by UTC date: after and before are "
-    "YYYY-MM-DD, both inclusive. An empty query with a filter lists the newest matching "
-    "messages. Returns up to `limit` messages (default 10, at most 50), best match first, "
-    "each with its seq number and, for tool calls, the tool_call_id."
+    "Search this conversation's full transcript, messages no longer in your context included. "
+    "Filters: role (human, ai, tool, system); after and before, UTC dates YYYY-MM-DD, "
+    "inclusive. An empty query with a filter lists the newest matches. Returns up to `limit` "
+    "(default 10, at most 50), best first, each with its seq and any tool_call_id."
 )
-VIEW = (
-    "Show the full arguments and the full, untruncated result of an earlier tool call in this "
-    "conversation, by its tool_call_id."
-)
+VIEW = "Show an earlier tool call's full arguments and untruncated result, by its tool_call_id."
+
 
 Found = tuple[JournalEntry | None, JournalEntry | None]
 

@@ -45,8 +45,8 @@ SCAN_FROM, MASKED, SNAPSHOT = "mask_scan_from", "masked", "mask_snapshot"
 MASKED_TOKENS = "masked_tokens"
 FROZEN = "frozen_blocks"  # prefix.FROZEN (prefix imports this module through compaction)
 PLACEHOLDER = (
-    "[Output of {name} masked to save context ({tokens:,} tokens). The full output is kept: "
-    'call journal_tool_call_view(tool_call_id="{call_id}") to read it.]'
+    "[{name} output masked to save context ({tokens:,} tokens); "
+    'journal_tool_call_view(tool_call_id="{call_id}") reads it.]'
 )
 
 

@@ -32,21 +32,15 @@ from memory_plugin.tooling import plan_tool, runtime_store, tool_context
 Answer = tuple[str, dict[str, int]]
 
 REMEMBER = (
-    "Save one durable fact to long-term memory as a dated note: a preference, a decision, a "
-    "fact about the user, their work or this workspace that matters beyond this conversation. "
-    "One fact per call, one line, plain sentence (no headings, no lists). Recent notes appear "
-    "in <recent_memory_notes>; older ones are found with recall."
+    "Save one durable fact (a preference, decision, or fact about the user or their work) as "
+    "a dated note: one plain sentence per call. Recent notes are in <recent_memory_notes>."
 )
 UPDATE_MEMORY = (
-    "Replace the whole curated memory document shown in <memory_document> with `content` "
-    "(Markdown). Send the complete new document: anything you leave out is removed. Keep it "
-    "concise and organised; it is injected into every conversation. If it changed since you "
-    "saw it, nothing is saved and you get the current document to merge your change into."
+    "Replace the whole <memory_document> with `content` (Markdown, kept concise): anything "
+    "left out is removed. If it changed since you saw it, nothing is saved and you get the "
+    "current one to merge into."
 )
-RECALL = (
-    "Search long-term memory notes, including older ones not shown in <recent_memory_notes>. "
-    "Returns the best matching notes with their dates; k is how many (default 8, at most 20)."
-)
+RECALL = "Search all memory notes, older ones included; k results (default 8, at most 20)."
 
 
 class Scoped(Protocol):
