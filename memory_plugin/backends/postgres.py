@@ -20,8 +20,6 @@ from contextlib import AsyncExitStack, ExitStack, nullcontext
 from typing import Any
 
 import psycopg
-from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
@@ -29,6 +27,10 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.fts import apg_setup, mark_ready, pg_setup
 from memory_plugin.backends.pg_setup import Probe, arepair, connect_error, probe, repair
+from memory_plugin.backends.postgres_savers import (
+    ExitWritesAsyncPostgresSaver,
+    ExitWritesPostgresSaver,
+)
 from memory_plugin.backends.url import PoolConfig, split_pool_options
 from memory_plugin.serde import CachingSerializer
 
@@ -168,7 +170,7 @@ def _set_up(pool: FailFastPool, display: str, index: dict[str, Any] | None) -> O
     with pool.connection() as conn:
         repair(conn, display)
     store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
-    saver = PostgresSaver(pool, serde=CachingSerializer())
+    saver = ExitWritesPostgresSaver(pool, serde=CachingSerializer())
     saver.lock = unlocked()
     store.setup()
     saver.setup()
@@ -203,7 +205,7 @@ async def _aset_up(pool: AsyncFailFastPool, display: str, index: dict[str, Any] 
     async with pool.connection() as conn:
         await arepair(conn, display)
     store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
-    saver = AsyncPostgresSaver(pool, serde=CachingSerializer())
+    saver = ExitWritesAsyncPostgresSaver(pool, serde=CachingSerializer())
     saver.lock = unlocked()
     await store.setup()
     await saver.setup()

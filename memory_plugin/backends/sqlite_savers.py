@@ -6,18 +6,30 @@ one INSERT of all its rows, so each is atomic without the BEGIN and COMMIT that 
 savers wrap around them (two statements of three, on every write a turn makes). Writes too
 many for one statement (SQLite's bound on parameters), and deleting a thread (two tables),
 run in one transaction as before.
+
+Under durability="exit", a run's DeltaChannel writes are held and stored with the run's final
+checkpoint in one transaction (see memory_plugin.backends.exit_writes).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_metadata,
+)
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from memory_plugin.backends.exit_writes import ExitWrites
 from memory_plugin.backends.pages import apages, pages
 from memory_plugin.backends.steps import Steps, adrive, drive, transaction
 from memory_plugin.backends.wal import atruncate_wal, truncate_wal
@@ -28,6 +40,10 @@ _COLUMNS = (
 _ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 ROWS_PER_STATEMENT = 110
 """Rows in one INSERT: 9 parameters each, under the 999 that older SQLite builds allow."""
+_PUT_CHECKPOINT = (
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id,"
+    " parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 _DELETE_THREAD = (
     "DELETE FROM checkpoints WHERE thread_id = ?",
     "DELETE FROM writes WHERE thread_id = ?",
@@ -36,14 +52,18 @@ _DELETE_THREAD = (
 Statement = tuple[str, tuple[Any, ...]]
 
 
-def write_statements(
+Rows = tuple[str, list[tuple[Any, ...]]]
+"""A task's writes as rows, with the verb their INSERT takes (REPLACE or IGNORE)."""
+
+
+def write_rows(
     saver: SqliteSaver | AsyncSqliteSaver,
     config: RunnableConfig,
     writes: Sequence[tuple[str, Any]],
     task_id: str,
     task_path: str,
-) -> list[Statement]:
-    """The INSERTs that store a task's writes, the rows LangGraph's put_writes stores."""
+) -> Rows:
+    """The rows LangGraph's put_writes stores for a task's writes."""
     verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
     conf = config["configurable"]
     head = (str(conf["thread_id"]), str(conf["checkpoint_ns"]), str(conf["checkpoint_id"]))
@@ -52,6 +72,11 @@ def write_statements(
         for idx, (channel, value) in enumerate(writes)
         for typed in [saver.serde.dumps_typed(value)]
     ]
+    return verb, rows
+
+
+def insert_statements(verb: str, rows: Sequence[tuple[Any, ...]]) -> list[Statement]:
+    """The INSERTs of these rows, ROWS_PER_STATEMENT at most in one."""
     statements: list[Statement] = []
     for start in range(0, len(rows), ROWS_PER_STATEMENT):
         chunk = rows[start : start + ROWS_PER_STATEMENT]
@@ -59,6 +84,54 @@ def write_statements(
         sql = f"INSERT OR {verb} INTO writes {_COLUMNS} VALUES {values}"
         statements.append((sql, tuple(v for row in chunk for v in row)))
     return statements
+
+
+def checkpoint_statement(
+    saver: SqliteSaver | AsyncSqliteSaver,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+) -> Statement:
+    """The INSERT that stores a checkpoint, the row LangGraph's put stores."""
+    conf = config["configurable"]
+    type_, serialized = saver.serde.dumps_typed(checkpoint)
+    meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
+    row = (
+        str(conf["thread_id"]),
+        conf["checkpoint_ns"],
+        checkpoint["id"],
+        conf.get("checkpoint_id"),
+        type_,
+        serialized,
+        meta.encode("utf-8", "ignore"),
+    )
+    return _PUT_CHECKPOINT, row
+
+
+def exit_put_statements(
+    saver: SqliteSaver | AsyncSqliteSaver,
+    held: Sequence[Rows],
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+) -> list[Statement]:
+    """The held exit writes, an INSERT for each verb, then the checkpoint's INSERT."""
+    by_verb: dict[str, list[tuple[Any, ...]]] = {}
+    for verb, rows in held:
+        by_verb.setdefault(verb, []).extend(rows)
+    statements = [s for verb, rows in by_verb.items() for s in insert_statements(verb, rows)]
+    return [*statements, checkpoint_statement(saver, config, checkpoint, metadata)]
+
+
+def _saved(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
+    conf = config["configurable"]
+    return {
+        "configurable": {
+            "thread_id": conf["thread_id"],
+            "checkpoint_ns": conf["checkpoint_ns"],
+            "checkpoint_id": checkpoint["id"],
+        }
+    }
 
 
 def _delete_thread(thread_id: str) -> list[Statement]:
@@ -87,6 +160,12 @@ class SharedLibrarySqliteSaver(SqliteSaver):
     at a time so that the lock is never held while the caller works between two of them, and
     writes each checkpoint and each task's writes in one statement (see the module)."""
 
+    exit_writes: ExitWrites[Rows]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.exit_writes = ExitWrites()
+
     def list(
         self,
         config: RunnableConfig | None,
@@ -109,11 +188,32 @@ class SharedLibrarySqliteSaver(SqliteSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """Store a task's writes as SqliteSaver does, in one statement."""
-        statements = write_statements(self, config, writes, task_id, task_path)
+        """Store a task's writes as SqliteSaver does, in one statement; a run's exit writes are
+        held for its checkpoint."""
+        rows = write_rows(self, config, writes, task_id, task_path)
+        if self.exit_writes.hold(config, task_id, task_path, rows):
+            return
+        statements = insert_statements(*rows)
         with self.lock:
             self.setup()
             drive(_writes(statements), self.conn.execute)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint as SqliteSaver does, with the exit writes its run held for it."""
+        held = self.exit_writes.take(config, checkpoint["id"])
+        if not held:
+            return super().put(config, checkpoint, metadata, new_versions)
+        statements = exit_put_statements(self, held, config, checkpoint, metadata)
+        with self.lock:
+            self.setup()
+            drive(_writes(statements), self.conn.execute)
+        return _saved(config, checkpoint)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
@@ -134,6 +234,12 @@ class SharedLibrarySqliteSaver(SqliteSaver):
 
 class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
     """Async twin of SharedLibrarySqliteSaver."""
+
+    exit_writes: ExitWrites[Rows]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.exit_writes = ExitWrites()
 
     async def alist(
         self,
@@ -159,11 +265,32 @@ class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """Store a task's writes as AsyncSqliteSaver does, in one statement."""
-        statements = write_statements(self, config, writes, task_id, task_path)
+        """Store a task's writes as AsyncSqliteSaver does, in one statement; a run's exit writes
+        are held for its checkpoint."""
+        rows = write_rows(self, config, writes, task_id, task_path)
+        if self.exit_writes.hold(config, task_id, task_path, rows):
+            return
+        statements = insert_statements(*rows)
         await self.setup()
         async with self.lock:
             await adrive(_writes(statements), self.conn.execute_fetchall)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint as AsyncSqliteSaver does, with the exit writes its run held."""
+        held = self.exit_writes.take(config, checkpoint["id"])
+        if not held:
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        statements = exit_put_statements(self, held, config, checkpoint, metadata)
+        await self.setup()
+        async with self.lock:
+            await adrive(_writes(statements), self.conn.execute_fetchall)
+        return _saved(config, checkpoint)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
