@@ -2,10 +2,10 @@
 summarized, and, when the Memory capability (`agent_memory`) is on for an agent, the agent
 entries the same reply adds. Best effort: bounded by a timeout, and any failure only logs.
 A compaction starts it in the background (`in_background`) with the messages it summarizes,
-so the turn waits for the summary alone. The job then waits for the turn's last journal
-write (`turn_ended`, at most TURN_END_WAIT seconds) before it asks for the note: its model
-call, screen and write never compete with the rest of the turn (a turn that fails or runs
-long only lets it go ahead beside it)."""
+so the turn waits for the summary alone. The job then waits for the turn's end (the graph's
+run ended, or the turn's last journal write where the graph does not report its runs; at
+most TURN_END_WAIT seconds: memory_plugin.context_management.turn_end) before it asks for the
+note: its model call, screen and write never compete with the turn."""
 
 from __future__ import annotations
 
@@ -18,9 +18,8 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.store.base import BaseStore
 
 from memory_plugin.agent.flush import ENTRY_INSTRUCTION, flush_entries_plan, split_entries
-from memory_plugin.background import Background
 from memory_plugin.context_management.prompts import flush_messages
-from memory_plugin.context_management.turn_end import TURN_END_WAIT, TurnEnd, every_turn_ended
+from memory_plugin.context_management.turn_end import TurnJobs
 from memory_plugin.errors import ScopeError
 from memory_plugin.events import emit
 from memory_plugin.models.replies import reply_text
@@ -36,24 +35,7 @@ from memory_plugin.settings import MemorySettings
 logger = logging.getLogger(__name__)
 FlushHook = Callable[[Sequence[BaseMessage]], Plan[Note | None]]
 FlushStart = Callable[[Sequence[BaseMessage]], None]
-
-
-class Flushes(Background):
-    """The background flush jobs: waiting for them (a backend closing, the process exiting)
-    lets those still waiting for their turn's end go on first."""
-
-    def wait(self, timeout: float | None = 30.0) -> bool:
-        """Background.wait, once no job waits for a turn's end."""
-        every_turn_ended()
-        return super().wait(timeout)
-
-    async def await_all(self) -> None:
-        """Background.await_all, once no job waits for a turn's end."""
-        every_turn_ended()
-        await super().await_all()
-
-
-_flushes = Flushes("flush")
+_flushes = TurnJobs("flush")
 
 
 def trim_at_word(text: str, limit: int) -> str:
@@ -142,13 +124,6 @@ def in_background(
         return None
 
     def start(old: Sequence[BaseMessage]) -> None:
-        gate = TurnEnd(thread_id, TURN_END_WAIT)
-        _flushes.start(("flush", id(old)), store, after_turn(gate, hook(list(old))))
+        _flushes.start_after_turn(("flush", id(old)), store, hook(list(old)), thread_id)
 
     return start
-
-
-def after_turn(gate: TurnEnd, plan: Plan[Note | None]) -> Plan[Note | None]:
-    """`plan` once `gate`'s turn ended."""
-    yield gate
-    return (yield from plan)

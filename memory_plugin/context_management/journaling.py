@@ -22,7 +22,7 @@ from langchain_core.messages import BaseMessage
 from memory_plugin.context_management import journal
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.turn import Turn
-from memory_plugin.context_management.turn_end import turn_ended
+from memory_plugin.context_management.turn_end import journal_written
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
 
@@ -85,12 +85,12 @@ class JournalStep:
         self.clock = clock
 
     def step(self, turn: Turn) -> Plan[None]:
-        """Journal the messages added since the last journaled one, then let the flushes that
-        wait for the turn's end go on (memory_plugin.context_management.turn_end)."""
+        """Journal the messages added since the last journaled one, then say the turn's last
+        journal write is done (memory_plugin.context_management.turn_end)."""
         try:
             yield from self._write(turn)
         finally:
-            turn_ended(turn.thread_id)
+            journal_written(turn.thread_id)
 
     def _write(self, turn: Turn) -> Plan[None]:
         if not turn.journaled:

@@ -1,17 +1,29 @@
 """Work that waits for the end of a thread's turn: a `TurnEnd` request, yielded by a
-background plan, returns once the turn's last journal write called `turn_ended` for its
-thread (or after its timeout, so a turn that fails or runs long only lets the work go ahead
-beside it, and `every_turn_ended` lets it all go on when someone waits for it). Waiting
-holds neither the GIL nor anything the turn needs."""
+background plan (`after_turn`), returns once its thread's turn ended (`turn_ended`), or after
+its timeout, so a turn that fails or runs long only lets the work go ahead beside it, and
+`every_turn_ended` lets it all go on when someone waits for it. Waiting holds neither the
+GIL nor anything the turn needs.
+
+A turn ends when the graph's run ends where the graph reports it (`run_started` and
+`run_ended`, from the shipped graph's run-end callback, memory_plugin.context_management.
+run_end), so the work starts once invoke or ainvoke returns; in a graph that does not report
+its runs (a user's own graph with our nodes), when the turn's last journal write is done
+(`journal_written`)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Hashable
+from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore
 
+from memory_plugin.background import Background
+from memory_plugin.plans import Plan
+
 TURN_END_WAIT = 10.0
+T = TypeVar("T")
 
 
 class TurnEnd:
@@ -60,7 +72,35 @@ class TurnEnd:
                     del _gates[self.thread_id]
 
 
+class TurnJobs(Background):
+    """Background jobs that may wait for their turn's end: waiting for them (a backend
+    closing, wait_for_profiles, the process exiting) lets those still waiting go on first."""
+
+    def start_after_turn(
+        self, key: Hashable, store: BaseStore, plan: Plan[Any], thread_id: str | None
+    ) -> None:
+        """Start `plan` as a job that waits for the end of `thread_id`'s turn first."""
+        self.start(key, store, after_turn(TurnEnd(thread_id, TURN_END_WAIT), plan))
+
+    def wait(self, timeout: float | None = 30.0) -> bool:
+        """Background.wait, once no job waits for a turn's end."""
+        every_turn_ended()
+        return super().wait(timeout)
+
+    async def await_all(self) -> None:
+        """Background.await_all, once no job waits for a turn's end."""
+        every_turn_ended()
+        await super().await_all()
+
+
+def after_turn(gate: TurnEnd, plan: Plan[T]) -> Plan[T]:
+    """`plan` once `gate`'s turn ended."""
+    yield gate
+    return (yield from plan)
+
+
 _gates: dict[str | None, list[TurnEnd]] = {}
+_runs: dict[str | None, int] = {}
 _gates_lock = threading.Lock()
 
 
@@ -84,3 +124,32 @@ def every_turn_ended() -> None:
         _gates.clear()
     for gate in gates:
         gate.end()
+
+
+def run_started(thread_id: str | None) -> None:
+    """A run of a graph that reports its end started on this thread."""
+    with _gates_lock:
+        _runs[thread_id] = _runs.get(thread_id, 0) + 1
+
+
+def run_ended(thread_id: str | None) -> None:
+    """That run ended (its result returned or its error raised): the turn ended."""
+    with _gates_lock:
+        left = _runs.get(thread_id, 0) - 1
+        if left > 0:
+            _runs[thread_id] = left
+        else:
+            _runs.pop(thread_id, None)
+    turn_ended(thread_id)
+
+
+def reports_end(thread_id: str | None) -> bool:
+    """Whether a run on this thread will say when it ends (`run_ended`)."""
+    with _gates_lock:
+        return thread_id in _runs
+
+
+def journal_written(thread_id: str | None) -> None:
+    """The turn's last journal write is done: the turn ended, unless its run will say so."""
+    if not reports_end(thread_id):
+        turn_ended(thread_id)

@@ -25,6 +25,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.store.base import BaseStore
 
 from memory_plugin.context_management.nodes import SUMMARIZE_NOW
+from memory_plugin.context_management.run_end import with_run_end
 from memory_plugin.context_management.state import MemoryState
 from memory_plugin.prebuilt.agent_step import AgentStep
 from memory_plugin.prebuilt.services import TurnTools, build_services
@@ -102,4 +103,4 @@ def create_memory_graph(
         builder.add_edge(TOOLS, AGENT)
     else:
         builder.add_edge(AGENT, END)
-    return builder.compile(store=store, checkpointer=checkpointer, name=name)
+    return with_run_end(builder.compile(store=store, checkpointer=checkpointer, name=name))

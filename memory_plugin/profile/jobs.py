@@ -1,6 +1,8 @@
 """The background step: each turn's consolidation runs as a job after the turn has returned
 (memory_plugin.background): a sync caller gets a daemon thread, one inside a running event
-loop a task on that loop; jobs of one person (org and user) and thread run in order.
+loop a task on that loop; jobs of one person (org and user) and thread run in order. In a
+graph that reports its runs' ends (the shipped graph) the job starts its work once the run
+ended (memory_plugin.context_management.turn_end), so invoke or ainvoke returns first.
 
 A job consolidates every exchange of the thread from the thread's cursor up to the state's
 `journal_seq` (the journal is read only when the cursor is behind the turn that just ended),
@@ -26,8 +28,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
-from memory_plugin.background import Background, await_every, wait_all
+from memory_plugin.background import await_every, wait_all
 from memory_plugin.context_management.journaling import SEQ
+from memory_plugin.context_management.turn_end import TurnJobs, reports_end
 from memory_plugin.graphnode import State
 from memory_plugin.plans import Plan
 from memory_plugin.profile.catchup import CatchUp, Consolidate
@@ -84,7 +87,7 @@ class ConsolidationJobs:
         self.catch_up = catch_up
         self.known = known
         self.counter = counter
-        self._jobs = Background(JOBS)
+        self._jobs = TurnJobs(JOBS)
 
     def start(
         self, state: State, config: RunnableConfig, ctx: MemoryContext, store: BaseStore
@@ -103,7 +106,11 @@ class ConsolidationJobs:
         thread_id = str(thread) if thread else None
         memo = Memo(self.known, store, shown_text(state.get("memory_blocks")), self.counter)
         plan = self._job_plan(store, ctx, messages, info, thread_id, settings, provenance, memo)
-        self._jobs.start((UserKey(ctx.org_id, ctx.user_id), thread_id), store, plan)
+        key = (UserKey(ctx.org_id, ctx.user_id), thread_id)
+        if reports_end(thread_id):
+            self._jobs.start_after_turn(key, store, plan, thread_id)
+        else:
+            self._jobs.start(key, store, plan)
 
     def wait(self, timeout: float | None = 30.0) -> bool:
         """Block until the jobs started by sync runs finish (at most `timeout` seconds);
