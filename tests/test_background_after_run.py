@@ -18,6 +18,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import tool
 from langgraph.graph import END, START, StateGraph
 from pydantic import Field
 
@@ -144,6 +145,8 @@ def assert_landed(profile: Any, notes: list[Any]) -> None:
 def run_sync(graph: Any, how: str, n: int, thread: str) -> None:
     if how == "invoke":
         graph.invoke(question(n), config(thread), context=ANN)
+    elif how == "invoke, durability exit":
+        graph.invoke(question(n), config(thread), context=ANN, durability="exit")
     else:
         for _ in graph.stream(question(n), config(thread), context=ANN, stream_mode="updates"):
             pass
@@ -160,7 +163,7 @@ async def run_async(graph: Any, how: str, n: int, thread: str) -> None:
             pass
 
 
-@pytest.mark.parametrize("how", ["invoke", "stream"])
+@pytest.mark.parametrize("how", ["invoke", "invoke, durability exit", "stream"])
 def test_the_flush_note_and_the_profile_are_asked_for_once_the_run_returned(
     backend: Backend, how: str
 ) -> None:
@@ -210,6 +213,69 @@ async def test_under_astream_events_the_note_and_the_profile_land_once(
     assert log.count("summary") == 1 and log.count("flush") == 1
     profile = await ProfileMemory(abackend.store).aread(ANN)
     assert_landed(profile, await ScopedMemory(abackend.store).alist_notes(ANN))
+
+
+@tool
+def look_up(topic: str) -> str:
+    """Look a topic up."""
+    return f"{topic}: nothing new"
+
+
+def test_a_turn_interrupted_before_its_tools_flushes_once_it_returned(backend: Backend) -> None:
+    log: list[str] = []
+    script = []
+    for n in range(8):
+        call = {"name": "look_up", "args": {"topic": f"t{n}"}, "id": f"call-{n}"}
+        script += [AIMessage("", tool_calls=[call]), AIMessage(f"answer {n}")]
+    agent = Agent(messages=iter(script), profile={"max_input_tokens": WINDOW}, log=log)
+    graph = create_memory_graph(
+        agent,
+        [look_up],
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        settings=MemorySettings(masking=False),
+        maintenance_model=Upkeep(log=log),
+    )
+    for n in range(8):
+        log.append(CALLED)
+        graph.invoke(question(n), config("i"), context=ANN, interrupt_before=["tools"])
+        log.append(RETURNED)
+        assert graph.get_state(config("i")).next == ("tools",)
+        if "summary" in log:
+            deadline = time.monotonic() + 5
+            while "flush" not in log and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert "flush" in log
+        log.append(CALLED)
+        graph.invoke(None, config("i"), context=ANN)
+        log.append(RETURNED)
+        assert wait_all()
+        if "summary" in log:
+            break
+    assert_after_run(log)
+    assert_landed(
+        ProfileMemory(backend.store).read(ANN), ScopedMemory(backend.store).list_notes(ANN)
+    )
+
+
+def test_as_a_subgraph_the_note_and_the_profile_land_once(backend: Backend) -> None:
+    """They start once the memory graph's own run ended (the parent's may still go on)."""
+    log: list[str] = []
+    inner = shipped(backend, log)
+    builder = StateGraph(MemoryState, context_schema=MemoryContext)
+    builder.add_node("memory_agent", inner)
+    builder.add_edge(START, "memory_agent")
+    builder.add_edge("memory_agent", END)
+    outer = builder.compile(store=backend.store, checkpointer=backend.checkpointer)
+    for n in range(8):
+        outer.invoke(question(n), config("sub"), context=ANN)
+        assert wait_all()
+        if "summary" in log:
+            break
+    assert log.count("summary") == 1 and log.count("flush") == 1
+    assert_landed(
+        ProfileMemory(backend.store).read(ANN), ScopedMemory(backend.store).list_notes(ANN)
+    )
 
 
 def test_a_turn_that_fails_after_its_compaction_still_flushes_once_it_raised(
