@@ -1,5 +1,6 @@
 """The PostgreSQL checkpointers: LangGraph's savers, storing a run's exit-mode DeltaChannel
-writes with its final checkpoint (see memory_plugin.backends.exit_writes).
+writes with its final checkpoint (see memory_plugin.backends.exit_writes) and reading a
+checkpoint's DeltaChannel history in one round trip (memory_plugin.backends.postgres_history).
 
 The held writes run first in the pipeline LangGraph's put opens for the checkpoint (one round
 trip, one transaction: a checkpoint that fails to store keeps none of them). The fence:
@@ -12,7 +13,7 @@ tasks are untouched).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -23,11 +24,14 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    DeltaChannelHistory,
+    get_checkpoint_id,
 )
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from memory_plugin.backends.exit_writes import ExitWrites
+from memory_plugin.backends.postgres_history import history_from_rows, history_params, history_sql
 
 Held = tuple[str, list[tuple[Any, ...]]]
 """A task's writes: the statement that stores them and its rows."""
@@ -52,6 +56,14 @@ def _held(
         conf["thread_id"], conf["checkpoint_ns"], conf["checkpoint_id"], task_id, task_path, writes
     )
     return query, list(rows)
+
+
+def _target(config: RunnableConfig) -> tuple[str, str, str] | None:
+    conf = config["configurable"]
+    checkpoint_id = get_checkpoint_id(config)
+    if not checkpoint_id:
+        return None
+    return str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), checkpoint_id
 
 
 class ExitWritesPostgresSaver(PostgresSaver):
@@ -90,6 +102,19 @@ class ExitWritesPostgresSaver(PostgresSaver):
             return super().put(config, checkpoint, metadata, new_versions)
         finally:
             _TO_PUT.reset(token)
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """The history PostgresSaver returns, in one round trip."""
+        target = _target(config)
+        if not channels or target is None:
+            return super().get_delta_channel_history(config=config, channels=channels)
+        channels = list(channels)
+        with self._cursor() as cur:
+            cur.execute(history_sql(channels), history_params(*target, channels))
+            rows = cur.fetchall()
+        return history_from_rows(self, channels, rows)
 
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
@@ -135,6 +160,19 @@ class ExitWritesAsyncPostgresSaver(AsyncPostgresSaver):
             return await super().aput(config, checkpoint, metadata, new_versions)
         finally:
             _TO_PUT.reset(token)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """The history AsyncPostgresSaver returns, in one round trip."""
+        target = _target(config)
+        if not channels or target is None:
+            return await super().aget_delta_channel_history(config=config, channels=channels)
+        channels = list(channels)
+        async with self._cursor() as cur:
+            await cur.execute(history_sql(channels), history_params(*target, channels))
+            rows = await cur.fetchall()
+        return history_from_rows(self, channels, rows)
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
