@@ -1,11 +1,14 @@
-"""Our PostgreSQL saver reads a checkpoint's DeltaChannel history in one round trip, and it is
-exactly the history LangGraph's PostgresSaver returns: at every checkpoint of a thread with
-snapshots, a fan-out, a subgraph with checkpoints of its own (checkpoint_ns), forks and an
-update_state, for a delta channel, a plain one and one the graph never had; sync and async."""
+"""Our savers read a checkpoint's DeltaChannel history in one round trip (PostgreSQL) or one
+statement (SQLite), and it is exactly the history LangGraph's own saver returns: at every
+checkpoint of a thread with snapshots, a fan-out, a subgraph with checkpoints of its own
+(checkpoint_ns), forks and an update_state, for a delta channel alone and beside a plain one
+and one the graph never had; sync and async."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import psycopg
@@ -15,17 +18,23 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 
-from bench.pgtables import empty_postgres
 from memory_plugin import aconnect, connect
 from memory_plugin.backends.postgres_savers import (
     ExitWritesAsyncPostgresSaver,
     ExitWritesPostgresSaver,
 )
+from memory_plugin.backends.sqlite_savers import (
+    SharedLibraryAsyncSqliteSaver,
+    SharedLibrarySqliteSaver,
+)
 from memory_plugin.context_management.state import add_messages_batch
+from tests.conftest import url_for
 
-CHANNELS = ["messages", "turn", "absent"]
+CHANNEL_SETS = [["messages"], ["messages", "turn", "absent"]]
 
 
 class State(TypedDict):
@@ -63,12 +72,17 @@ def _turn(turn: int) -> dict[str, Any]:
     return {"messages": [HumanMessage(f"user {turn}", id=f"user{turn}")], "turn": turn}
 
 
-def _configs(url: str) -> list[RunnableConfig]:
-    with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints"
-            " ORDER BY thread_id, checkpoint_ns, checkpoint_id"
-        ).fetchall()
+def _configs(kind: str, url: str, tmp_path: Path) -> list[RunnableConfig]:
+    sql = (
+        "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints"
+        " ORDER BY thread_id, checkpoint_ns, checkpoint_id"
+    )
+    if kind == "sqlite":
+        with closing(sqlite3.connect(tmp_path / "memory.db")) as lite:
+            rows = lite.execute(sql).fetchall()
+    else:
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = conn.execute(sql).fetchall()
     return [
         {"configurable": {"thread_id": t, "checkpoint_ns": ns, "checkpoint_id": c}}
         for t, ns, c in rows
@@ -100,58 +114,63 @@ def _same(ours: Any, theirs: Any) -> None:
     }
 
 
-@pytest.fixture
-def postgres_backend(postgres_url: str) -> Iterator[Any]:
-    empty_postgres(postgres_url)
-    with connect(postgres_url) as backend:
-        yield backend
+LANGGRAPHS = {
+    ExitWritesPostgresSaver: PostgresSaver,
+    SharedLibrarySqliteSaver: SqliteSaver,
+    ExitWritesAsyncPostgresSaver: AsyncPostgresSaver,
+    SharedLibraryAsyncSqliteSaver: AsyncSqliteSaver,
+}
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_the_history_is_langgraphs_at_every_checkpoint(
-    postgres_backend: Any, postgres_url: str
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    saver = postgres_backend.checkpointer
-    assert isinstance(saver, ExitWritesPostgresSaver)
-    _build(_graph(saver))
-    configs = _configs(postgres_url)
-    assert {c["configurable"]["checkpoint_ns"] != "" for c in configs} == {True, False}
-    seeded = 0
-    for config in configs:
-        ours = saver.get_delta_channel_history(config=config, channels=CHANNELS)
-        theirs = PostgresSaver.get_delta_channel_history(saver, config=config, channels=CHANNELS)
-        _same(ours, theirs)
-        seeded += "seed" in ours["messages"] and bool(ours["messages"]["writes"])
-    assert seeded > 0
-    missing = {"configurable": {"thread_id": "exit", "checkpoint_ns": "", "checkpoint_id": "x"}}
-    _same(
-        saver.get_delta_channel_history(config=missing, channels=CHANNELS),
-        PostgresSaver.get_delta_channel_history(saver, config=missing, channels=CHANNELS),
-    )
-
-
-async def test_the_history_is_langgraphs_at_every_checkpoint_async(postgres_url: str) -> None:
-    empty_postgres(postgres_url)
-    async with await aconnect(postgres_url) as backend:
+    url = url_for(kind, request, tmp_path)
+    with connect(url) as backend:
         saver = backend.checkpointer
-        assert isinstance(saver, ExitWritesAsyncPostgresSaver)
+        langgraphs = LANGGRAPHS[type(saver)]
+        _build(_graph(saver))
+        configs = _configs(kind, url, tmp_path)
+        assert {c["configurable"]["checkpoint_ns"] != "" for c in configs} == {True, False}
+        seeded = 0
+        for config in configs:
+            for channels in CHANNEL_SETS:
+                ours = saver.get_delta_channel_history(config=config, channels=channels)
+                _same(
+                    ours,
+                    langgraphs.get_delta_channel_history(saver, config=config, channels=channels),
+                )
+                seeded += "seed" in ours["messages"] and bool(ours["messages"]["writes"])
+        assert seeded > 0
+        conf = {"thread_id": "exit", "checkpoint_ns": "", "checkpoint_id": "x"}
+        missing: RunnableConfig = {"configurable": conf}
+        for channels in CHANNEL_SETS:
+            _same(
+                saver.get_delta_channel_history(config=missing, channels=channels),
+                langgraphs.get_delta_channel_history(saver, config=missing, channels=channels),
+            )
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_the_history_is_langgraphs_at_every_checkpoint_async(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = url_for(kind, request, tmp_path)
+    async with await aconnect(url) as backend:
+        saver = backend.checkpointer
+        langgraphs = LANGGRAPHS[type(saver)]
         graph = _graph(saver)
-        thread: RunnableConfig = {"configurable": {"thread_id": "a"}}
+        thread: RunnableConfig = {"configurable": {"thread_id": "exit"}}
         for turn in range(5):
             await graph.ainvoke(_turn(turn), thread, durability="exit")
-        with psycopg.connect(postgres_url, autocommit=True) as conn:
-            rows = conn.execute("SELECT checkpoint_ns, checkpoint_id FROM checkpoints").fetchall()
-        assert rows
-        for ns, checkpoint_id in rows:
-            config: RunnableConfig = {
-                "configurable": {
-                    "thread_id": "a",
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": checkpoint_id,
-                }
-            }
-            _same(
-                await saver.aget_delta_channel_history(config=config, channels=CHANNELS),
-                await AsyncPostgresSaver.aget_delta_channel_history(
-                    saver, config=config, channels=CHANNELS
-                ),
-            )
+        configs = _configs(kind, url, tmp_path)
+        assert configs
+        for config in configs:
+            for channels in CHANNEL_SETS:
+                _same(
+                    await saver.aget_delta_channel_history(config=config, channels=channels),
+                    await langgraphs.aget_delta_channel_history(
+                        saver, config=config, channels=channels
+                    ),
+                )

@@ -140,7 +140,7 @@ class Traced:
         return [h for h in heads if not h.startswith("PRAGMA")]
 
 
-def test_an_exit_turn_stores_its_writes_and_checkpoint_in_one_transaction(
+def test_an_exit_turn_reads_in_three_statements_and_writes_in_one_transaction(
     tmp_path: Path,
 ) -> None:
     with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
@@ -148,13 +148,19 @@ def test_an_exit_turn_stores_its_writes_and_checkpoint_in_one_transaction(
         graph.invoke(_turn(0), {"configurable": {"thread_id": "t"}}, durability="exit")
         traced = Traced(backend.checkpointer.conn)
         graph.invoke(_turn(1), {"configurable": {"thread_id": "t"}}, durability="exit")
-        writes = [h for h in traced.heads() if not h.startswith("SELECT") and "RECURSIVE" not in h]
-        assert writes == [
+        heads = traced.heads()
+        expected = [  # the thread's checkpoint, its writes, its history; the subgraph's read
+            "SELECT thread_id, checkpoint_id",
+            "SELECT task_id, channel, type,",
+            "WITH RECURSIVE ancestors",
+            "SELECT thread_id, checkpoint_id",
             "BEGIN IMMEDIATE",
             "INSERT OR IGNORE INTO writes",
             "INSERT OR REPLACE INTO checkpoints",
             "COMMIT",
         ]
+        assert len(heads) == len(expected), "\n".join(h[:70] for h in heads)
+        assert all(h.startswith(e) for h, e in zip(heads, expected, strict=True)), heads
 
 
 def _refuse_checkpoints_sqlite(path: Path) -> None:

@@ -7,6 +7,7 @@ savers wrap around them (two statements of three, on every write a turn makes). 
 many for one statement (SQLite's bound on parameters), and deleting a thread (two tables),
 run in one transaction as before.
 
+A checkpoint's DeltaChannel history is one statement (memory_plugin.backends.sqlite_history).
 Under durability="exit", a run's DeltaChannel writes are held and stored with the run's final
 checkpoint in one transaction (see memory_plugin.backends.exit_writes).
 """
@@ -14,7 +15,7 @@ checkpoint in one transaction (see memory_plugin.backends.exit_writes).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -24,6 +25,8 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
+    get_checkpoint_id,
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -31,6 +34,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from memory_plugin.backends.exit_writes import ExitWrites
 from memory_plugin.backends.pages import apages, pages
+from memory_plugin.backends.sqlite_history import HistoryWalk, history_statement, walk
 from memory_plugin.backends.steps import Steps, adrive, drive, transaction
 from memory_plugin.backends.wal import atruncate_wal, truncate_wal
 
@@ -121,6 +125,20 @@ def exit_put_statements(
         by_verb.setdefault(verb, []).extend(rows)
     statements = [s for verb, rows in by_verb.items() for s in insert_statements(verb, rows)]
     return [*statements, checkpoint_statement(saver, config, checkpoint, metadata)]
+
+
+def _history_walk(
+    saver: SqliteSaver | AsyncSqliteSaver, config: RunnableConfig, channels: Sequence[str]
+) -> tuple[HistoryWalk, tuple[str, tuple[Any, ...]]] | None:
+    """The walk and statement of a checkpoint's history; None where LangGraph's own read
+    is the one (no checkpoint id, no channel, no task_path column)."""
+    checkpoint_id = get_checkpoint_id(config)
+    if not channels or not checkpoint_id or not saver._has_task_path:
+        return None
+    conf = config["configurable"]
+    ns = str(conf.get("checkpoint_ns", ""))
+    statement = history_statement(str(conf["thread_id"]), ns, checkpoint_id, channels)
+    return HistoryWalk(checkpoint_id, channels, saver.serde), statement
 
 
 def _saved(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
@@ -215,6 +233,18 @@ class SharedLibrarySqliteSaver(SqliteSaver):
             drive(_writes(statements), self.conn.execute)
         return _saved(config, checkpoint)
 
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """The history SqliteSaver returns, in one statement."""
+        found = _history_walk(self, config, channels)
+        if found is None:
+            return super().get_delta_channel_history(config=config, channels=channels)
+        walker, (sql, params) = found
+        with self.cursor(transaction=False) as cur:
+            walk(walker, cur.execute(sql, params))
+        return walker.history()
+
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
         with self.lock:
@@ -291,6 +321,21 @@ class SharedLibraryAsyncSqliteSaver(AsyncSqliteSaver):
         async with self.lock:
             await adrive(_writes(statements), self.conn.execute_fetchall)
         return _saved(config, checkpoint)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """The history AsyncSqliteSaver returns, in one statement."""
+        await self.setup()
+        found = _history_walk(self, config, channels)
+        if found is None:
+            return await super().aget_delta_channel_history(config=config, channels=channels)
+        walker, (sql, params) = found
+        async with self.lock, self.conn.execute(sql, params) as cur:
+            async for row in cur:
+                if walker.feed(tuple(row)):
+                    break
+        return walker.history()
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints and writes, then empty the write-ahead log."""
