@@ -148,14 +148,20 @@ def test_memory_kinds_can_be_switched_off(
         assert ProfileMemory(backend.store).read(ANN) is None
 
 
-def long_thread(backend: Backend, window: int, turns: int, thread: str) -> list[tuple[str, str]]:
+def long_thread(
+    backend: Backend, window: int, turns: int, thread: str, **settings: Any
+) -> list[tuple[str, str]]:
     """Turns that each look up a long entry, on a model reporting `window`; their events."""
     script: list[Any] = []
     for n in range(turns):
         script += [call("lookup", n, term=f"term {n}"), f"Looked up {n}."]
     model = DemoModel(script=script, profile={"max_input_tokens": window})
     graph = create_memory_graph(
-        model, [lookup], store=backend.store, checkpointer=backend.checkpointer
+        model,
+        [lookup],
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        settings=MemorySettings(**settings),
     )
     events: list[tuple[str, str]] = []
     for n in range(turns):
@@ -164,7 +170,9 @@ def long_thread(backend: Backend, window: int, turns: int, thread: str) -> list[
 
 
 def test_masking_is_streamed(backend: Backend) -> None:
-    events = long_thread(backend, window=9_000, turns=7, thread="masking")
+    events = long_thread(
+        backend, window=9_000, turns=7, thread="masking", masking_defers_to_compaction=False
+    )
     assert ("context_management", "masked") in events
     assert ("context_management", "compacted") not in events
 

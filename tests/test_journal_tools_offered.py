@@ -25,6 +25,7 @@ ANN = MemoryContext(user_id="ann", workspace_id="acme")
 JOURNAL = {"journal_message_search", "journal_tool_call_view"}
 MASKED_ID = re.compile(r'journal_tool_call_view\(tool_call_id="([^"]+)"\)')
 TERM = "a long glossary entry about the term and its history. " * 60
+MASKS = {"masking_defers_to_compaction": False}  # the pass near compaction masks
 
 
 @tool
@@ -157,7 +158,7 @@ def assert_found(model: CuriousModel, viewed: bool) -> None:
 
 def test_graph_offers_the_journal_tools_from_the_first_masked_call(backend: Backend) -> None:
     model = curious(window=9_000, turns=7)
-    turns(graph_for(backend, model), 7)
+    turns(graph_for(backend, model, **MASKS), 7)
     assert_offered_from_the_first_reduced_call(model, "masked")
     assert_found(model, viewed=True)
 
@@ -180,7 +181,7 @@ async def test_graph_offers_the_journal_tools_from_the_first_masked_call_async(
     abackend: Backend,
 ) -> None:
     model = curious(window=9_000, turns=7)
-    await aturns(graph_for(abackend, model), 7)
+    await aturns(graph_for(abackend, model, **MASKS), 7)
     assert_offered_from_the_first_reduced_call(model, "masked")
     assert_found(model, viewed=True)
 
@@ -194,7 +195,7 @@ def test_recent_window_offers_the_journal_tools_once_messages_left_it(backend: B
 
 def test_middleware_offers_the_journal_tools_from_the_first_masked_call(backend: Backend) -> None:
     model = curious(window=9_000, turns=7)
-    turns(agent_for(backend, model), 7)
+    turns(agent_for(backend, model, **MASKS), 7)
     assert_offered_from_the_first_reduced_call(model, "masked")
     assert_found(model, viewed=True)
 

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.store.memory import InMemoryStore
 
-from memory_plugin.context_management.compaction import compaction_due, compaction_plan
+from memory_plugin.context_management.compaction import compaction_plan
+from memory_plugin.context_management.due import MASKED_TOKENS, compaction_due
 from memory_plugin.context_management.masking import (
-    MASKED_TOKENS,
     SNAPSHOT,
     is_masked,
     mask,

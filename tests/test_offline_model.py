@@ -28,6 +28,7 @@ from memory_plugin.scoped import ScopedMemory
 from memory_plugin.scoped.consolidation import aconsolidate, consolidate
 from memory_plugin.scoped.notes import Note
 from memory_plugin.scoped.prompts import compression_messages, consolidation_messages
+from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import context_window
 from tests.embeddings import INDEX
 
@@ -45,9 +46,13 @@ def fetch_page(url: str) -> str:
     return f"Page {url}: " + "release notes and migration steps for the new version. " * 32
 
 
-def graph_on(backend: Backend, tools: list[Any] | None = None) -> Any:
+def graph_on(backend: Backend, tools: list[Any] | None = None, **settings: Any) -> Any:
     return create_memory_graph(
-        OfflineModel(), tools or [], store=backend.store, checkpointer=backend.checkpointer
+        OfflineModel(),
+        tools or [],
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        settings=MemorySettings(**settings),
     )
 
 
@@ -215,7 +220,7 @@ def test_long_pasted_text_leads_to_masking_and_compaction(backend: Backend) -> N
 
 @pytest.mark.slow
 async def test_a_fetched_page_is_masked_under_ainvoke(abackend: Backend) -> None:
-    graph = graph_on(abackend, [fetch_page])
+    graph = graph_on(abackend, [fetch_page], masking_defers_to_compaction=False)
     masked = []
     for n in range(12):
         answer = await asay(graph, f"fetch https://example.com/page/{n}", "pages")

@@ -23,7 +23,7 @@ from tests.thread_helpers import build_graph, build_turn_graph, chat, fetch_turn
 NO_MASKING = {"masking": False}
 # a compaction trigger whose band of smaller masking passes (within masking_min_clear_ratio
 # of it) these short threads reach before a batch pass is possible
-NEAR_COMPACTION = {"summarization_trigger_ratio": 0.8}
+NEAR_COMPACTION = {"summarization_trigger_ratio": 0.8, "masking_defers_to_compaction": False}
 
 
 def turns(n: int, start: int = 0) -> list[AIMessage]:
@@ -360,7 +360,7 @@ def test_masking_past_the_trigger_comes_in_few_batches_that_each_clear_the_share
         backend,
         model,
         summary_model=CompactionModel(),
-        platform={"summarization_trigger_ratio": 0.95},
+        platform={"summarization_trigger_ratio": 0.95, "masking_defers_to_compaction": False},
         combined=True,
     )
     batches: list[dict[str, Any]] = []

@@ -6,10 +6,11 @@ write_todos call stays with its result. Summaries are progressive: the previous 
 fed into the next. A summary the model fails to write, or one `checked_rewrite` refuses, is
 a failed compaction: the conversation stays as it was. On a call whose request changes
 anyway (a new snapshot of memory after a removal, or an update dropped for one: masking.py
-`resnapshotted`), compaction runs from `masking_min_clear_ratio` below its trigger: the
-provider's prompt cache breaks there regardless, so the compaction the next turns would
-bring costs no second break. Summarize now keeps the latest
-complete turn (or the keep share, whichever is smaller) and compacts everything before it.
+`resnapshotted`), or one where masking left its pass to compaction (due.py), compaction
+runs from `masking_min_clear_ratio` below its trigger: the provider's prompt cache breaks
+there regardless, so the compaction the next turns would bring costs no second break.
+Summarize now keeps the latest complete turn (or the keep share, whichever is smaller) and
+compacts everything before it.
 
 `CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
 event whose flush note was started, in the background once the turn ends: one note per
@@ -32,9 +33,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from memory_plugin.context_management.due import (
+    FAILED_IN,
+    MASKED_TOKENS,
+    compaction_due,
+    latest_user_index,
+    latest_user_message_id,
+)
 from memory_plugin.context_management.flush import FlushStart, flush_hook, in_background
 from memory_plugin.context_management.journaling import journal_before_removal, kept_cursor
-from memory_plugin.context_management.masking import MASKED_TOKENS, SCAN_FROM
+from memory_plugin.context_management.masking import SCAN_FROM
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import preserved_before, safe_cut
 from memory_plugin.context_management.prompts import summary_messages
@@ -54,8 +62,6 @@ DIVIDER_TEXT = {
     "manual": "Context summarized on request",
 }
 DIVIDERS, FLUSH_EVENT, LAST = "dividers", "flush_event", "last_compaction"
-PREFIX_TOKENS = "prefix_tokens"
-FAILED_IN = "compaction_failed_in"
 NOT_ENABLED = "Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
 NOTHING_YET = "nothing to compact yet"
 UNJOURNALED = "the journal could not be written; the conversation is unchanged"
@@ -83,21 +89,6 @@ def latest_turn_start(messages: Sequence[BaseMessage]) -> int | None:
         elif isinstance(messages[i], HumanMessage) and answered:
             return i
     return None
-
-
-def latest_user_index(messages: Sequence[BaseMessage]) -> int | None:
-    """Index of the newest user message: during a turn, the one that opened it (an automatic
-    compaction inside the turn keeps it, since the answer and the profile update need it)."""
-    return next(
-        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)),
-        None,
-    )
-
-
-def latest_user_message_id(messages: Sequence[BaseMessage]) -> str | None:
-    """The id of the newest user message: it opened the current turn."""
-    index = latest_user_index(messages)
-    return None if index is None else messages[index].id
 
 
 def split(
@@ -128,24 +119,6 @@ def split(
     summarize = [i for i in range(cut) if i not in preserved]
     keep = sorted(preserved) + list(range(cut, len(messages)))
     return summarize, keep, cut
-
-
-def compaction_due(
-    info: dict[str, Any],
-    settings: MemorySettings,
-    window: int,
-    counter: TokenCounter,
-    *,
-    prefix_breaks: bool = False,
-) -> bool:
-    """Whether the model's input (the transcript with its masked outputs at full size, the
-    running summary and the protected prefix load_memory counted) has crossed the trigger;
-    when `prefix_breaks` (the call's request changes anyway), the trigger less
-    `masking_min_clear_ratio`: the compaction the next turns would bring costs no cache here."""
-    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
-    before += int(info.get(PREFIX_TOKENS, 0)) + int(info.get(MASKED_TOKENS, 0))
-    early = settings.masking_min_clear_ratio if prefix_breaks else 0.0
-    return before >= (settings.summarization_trigger_ratio - early) * window
 
 
 def compaction_plan(

@@ -9,7 +9,8 @@ anyway (a new snapshot of memory after a removal, or an update dropped for one: 
 provider's prompt cache breaks there regardless, so such a call also masks from that share
 below the trigger, taking the pass the next turns would bring onto the break there is), so
 the prompt prefix changes rarely: below that, nothing changes (compaction at its own trigger
-still bounds the input).
+still bounds the input). A pass due within `masking_min_clear_ratio` of the compaction
+trigger is left to a compaction on the same call (due.py, `masking_defers_to_compaction`).
 
 `MaskingStep` keeps the running token tally (`tokens`, `counted_*`, see tally.py), where the
 next scan starts (`mask_scan_from`), how many outputs were masked (`masked`), the tokens the
@@ -30,10 +31,16 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ToolMessage
 
+from memory_plugin.context_management.due import (
+    COUNTED_LAST,
+    MASK_DEFERRED,
+    MASKED_TOKENS,
+    leave_to_compaction,
+)
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.pairs import call_positions
 from memory_plugin.context_management.tally import tally
-from memory_plugin.context_management.turn import SUMMARY, Turn, window
+from memory_plugin.context_management.turn import RECENT_WINDOW, SUMMARY, Turn, window
 from memory_plugin.context_management.updates import SHOWN, UPDATES
 from memory_plugin.events import emit
 from memory_plugin.plans import Plan
@@ -42,7 +49,6 @@ from memory_plugin.tokens import TokenCounter, reports_window
 
 MASK_KEY = "memory_plugin_masked"
 SCAN_FROM, MASKED, SNAPSHOT = "mask_scan_from", "masked", "mask_snapshot"
-MASKED_TOKENS = "masked_tokens"
 FROZEN = "frozen_blocks"  # prefix.FROZEN (prefix imports this module through compaction)
 PLACEHOLDER = (
     "[{name} output masked to save context ({tokens:,} tokens); "
@@ -151,6 +157,12 @@ def mask(
     return Masking(replacements, freed, index)
 
 
+def defers(settings: MemorySettings) -> bool:
+    """Whether a pass near the compaction trigger may be left to compaction: compaction
+    follows masking on the call (not under the recent-window policy)."""
+    return settings.masking_defers_to_compaction and settings.thread_policy != RECENT_WINDOW
+
+
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -198,8 +210,9 @@ class MaskingStep:
         self.journal = journal
 
     def step(self, turn: Turn) -> Plan[bool]:
-        """Count the new messages; past the trigger, mask (journaling the originals first).
-        Returns whether this call's request changes anyway (`resnapshotted`)."""
+        """Count the new messages; past the trigger, mask (journaling the originals first), or
+        leave the pass to a compaction on this call (due.py). Returns whether this call's
+        request changes anyway (`resnapshotted`, or the pass left to compaction)."""
         counts, rewritten = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
         prefix_breaks = resnapshotted(turn.info)
@@ -207,10 +220,11 @@ class MaskingStep:
             turn.record({SNAPSHOT: seen})
         if not reports_window(self.model):
             return prefix_breaks
+        size = window(self.model, turn.settings)
         result = mask(
             turn.messages,
             counts["tokens"],
-            window(self.model, turn.settings),
+            size,
             turn.settings,
             self.counter,
             scan_from=0 if rewritten else int(turn.info.get(SCAN_FROM, 0)),
@@ -219,6 +233,11 @@ class MaskingStep:
         )
         if not result.replacements:
             return prefix_breaks
+        if defers(turn.settings) and leave_to_compaction(
+            turn.messages, turn.info, turn.settings, size, self.counter
+        ):
+            turn.record({MASK_DEFERRED: counts[COUNTED_LAST]})
+            return True
         yield from self.journal(turn)
         if not turn.journaled:
             return prefix_breaks

@@ -38,7 +38,8 @@ from memory_plugin.blocks import (
     from_dicts,
     to_dicts,
 )
-from memory_plugin.context_management.compaction import DIVIDERS, PREFIX_TOKENS
+from memory_plugin.context_management.compaction import DIVIDERS
+from memory_plugin.context_management.due import PREFIX_TOKENS
 from memory_plugin.context_management.journaling import SEQ
 from memory_plugin.context_management.naming import NAME
 from memory_plugin.context_management.trusted import (

@@ -138,6 +138,13 @@ class MemorySettings(BaseModel):
         le=0.9,
     )
     masking_excluded_tools: tuple[str, ...] = _f((), "tools whose output is never masked")
+    masking_defers_to_compaction: bool = _f(
+        True,
+        (
+            "a masking pass due within masking_min_clear_ratio of the compaction trigger "
+            "compacts there instead (one prompt-cache break instead of two, a smaller request)"
+        ),
+    )
     summarization_trigger_ratio: float = _f(
         0.80,
         (
