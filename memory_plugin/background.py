@@ -3,7 +3,9 @@
 A job is a plan (memory_plugin.plans). Started from a sync caller it runs in a daemon thread
 of its own, in a copy of the caller's context (so the safety screen, the provenance and the
 run's stream writer stay those of the turn); started inside a running event loop it is a task
-on that loop. Jobs under one key run one after another, in the order they were started (the
+on that loop. A sync job may be held (`held_until`): its thread is then started later, by a
+launcher thread, once its hold lets it go or at the hold's timeout, so the caller's thread
+never pays for it. Jobs under one key run one after another, in the order they were started (the
 later one waits for the earlier to finish, at most `chain_wait` seconds); jobs under
 different keys run side by side. A failure is logged, never raised.
 
@@ -21,11 +23,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures.thread  # noqa: F401  (its exit hook must be registered before ours)
 import contextvars
+import heapq
+import itertools
 import logging
+import queue
 import threading
 import time
 import weakref
-from collections.abc import Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 from typing import Any
@@ -38,6 +43,9 @@ from memory_plugin.settings.timeout import exit_wait
 logger = logging.getLogger(__name__)
 CHAIN_WAIT = 600.0
 Job = Future[Any] | asyncio.Task[Any]
+Start = Callable[[], None]
+Hold = Callable[[Start], None]
+"""Given a held sync job's thread start, calls it later, from any thread."""
 _runners: weakref.WeakSet[Background] = weakref.WeakSet()
 _exit_wait: float | None = None
 
@@ -65,7 +73,10 @@ class Background:
             logger.warning("%s: the background job could not start", self.name, exc_info=True)
             plan.close()
 
-    def _launch(self, before: Job | None, store: BaseStore, plan: Plan[Any]) -> Job:
+    def _launch(
+        self, before: Job | None, store: BaseStore, plan: Plan[Any], hold: Hold | None = None
+    ) -> Job:
+        """The job running `plan`; a sync caller's thread is started by `hold` when given."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -82,9 +93,23 @@ class Background:
                     _failed(self.name, exc)
                     future.set_exception(exc)
 
-            threading.Thread(target=work, name=f"memory-plugin-{self.name}", daemon=True).start()
+            thread = threading.Thread(target=work, name=f"memory-plugin-{self.name}", daemon=True)
+            if hold is None:
+                thread.start()
+            else:
+                hold(lambda: self._begin(thread, future))
             return future
         return JobTask(self.name, self._arun(before, store, plan, loop), loop)
+
+    def _begin(self, thread: threading.Thread, future: Future[Any]) -> None:
+        """Start a held job's thread, once (its hold and its timeout may both call)."""
+        if thread.ident is not None:
+            return
+        try:
+            thread.start()
+        except Exception as exc:
+            _failed(self.name, exc)
+            future.set_exception(exc)
 
     async def _arun(
         self,
@@ -182,6 +207,75 @@ class JobTask(asyncio.Task[Any]):
     def _give_up(self) -> None:
         _gave_up([self.job], "as its event loop closed")
         super().cancel()
+
+
+class _Launcher:
+    """A daemon thread that runs held jobs' thread starts: each once its hold calls back, or
+    at its deadline if that comes first."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Start | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._deadlines: list[tuple[float, int, Start]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def later(self, start: Start, timeout: float, then: Callable[[Start], None]) -> None:
+        """Run `start` once `then` calls back (from any thread), at most `timeout` s from now."""
+        entry = (time.monotonic() + timeout, next(self._order), start)
+        with self._lock:
+            heapq.heappush(self._deadlines, entry)
+            earliest = self._deadlines[0] is entry
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="memory-plugin-launcher", daemon=True
+                )
+                self._thread.start()
+        if earliest:
+            self._queue.put(None)
+        then(lambda: self._queue.put(start))
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                due = self._deadlines[0][0] if self._deadlines else None
+            left = None if due is None else max(0.0, due - time.monotonic())
+            try:
+                start = self._queue.get(timeout=left)
+            except queue.Empty:
+                start = None
+            if start is not None:
+                self._forget(start)
+                start()
+            for late in self._late():
+                late()
+
+    def _forget(self, start: Start) -> None:
+        with self._lock:
+            kept = [entry for entry in self._deadlines if entry[2] is not start]
+            if len(kept) != len(self._deadlines):
+                heapq.heapify(kept)
+                self._deadlines = kept
+
+    def _late(self) -> list[Start]:
+        now, late = time.monotonic(), []
+        with self._lock:
+            while self._deadlines and self._deadlines[0][0] <= now:
+                late.append(heapq.heappop(self._deadlines)[2])
+        return late
+
+
+_launcher = _Launcher()
+
+
+def held_until(then: Callable[[Start], None], timeout: float) -> Hold:
+    """A hold whose job thread the launcher starts once `then` calls back, or after
+    `timeout` seconds: the caller's thread never starts it."""
+
+    def hold(start: Start) -> None:
+        _launcher.later(start, timeout, then)
+
+    return hold
 
 
 def _failed(name: str, exc: BaseException) -> None:

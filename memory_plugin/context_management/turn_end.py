@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore
 
-from memory_plugin.background import Background
+from memory_plugin.background import Background, Hold, Job, held_until
 from memory_plugin.plans import Plan
 
 TURN_END_WAIT = 10.0
@@ -35,6 +35,7 @@ class TurnEnd:
         self.timeout = timeout
         self._ended = threading.Event()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._then: list[Callable[[], None]] = []
         with _gates_lock:
             _gates.setdefault(thread_id, []).append(self)
 
@@ -43,8 +44,19 @@ class TurnEnd:
         with _gates_lock:
             self._ended.set()
             waiters, self._waiters = self._waiters, []
+            then, self._then = self._then, []
         for loop, future in waiters:
             loop.call_soon_threadsafe(_settle, future)
+        for callback in then:
+            callback()
+
+    def then(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the turn ended (now, if it has)."""
+        with _gates_lock:
+            if not self._ended.is_set():
+                self._then.append(callback)
+                return
+        callback()
 
     def run(self, store: BaseStore) -> None:
         """Wait for the turn's end (the store is not used)."""
@@ -76,11 +88,28 @@ class TurnJobs(Background):
     """Background jobs that may wait for their turn's end: waiting for them (a backend
     closing, wait_for_profiles, the process exiting) lets those still waiting go on first."""
 
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._holds: dict[int, Hold] = {}
+
     def start_after_turn(
         self, key: Hashable, store: BaseStore, plan: Plan[Any], thread_id: str | None
     ) -> None:
-        """Start `plan` as a job that waits for the end of `thread_id`'s turn first."""
-        self.start(key, store, after_turn(TurnEnd(thread_id, TURN_END_WAIT), plan))
+        """Start `plan` as a job that waits for the end of `thread_id`'s turn first; where the
+        thread's run reports its end, a sync caller's job thread is only started then."""
+        gate = TurnEnd(thread_id, TURN_END_WAIT)
+        held = after_turn(gate, plan)
+        if reports_end(thread_id):
+            self._holds[id(held)] = held_until(gate.then, TURN_END_WAIT)
+        try:
+            self.start(key, store, held)
+        finally:
+            self._holds.pop(id(held), None)
+
+    def _launch(
+        self, before: Job | None, store: BaseStore, plan: Plan[Any], hold: Hold | None = None
+    ) -> Job:
+        return super()._launch(before, store, plan, hold or self._holds.get(id(plan)))
 
     def wait(self, timeout: float | None = 30.0) -> bool:
         """Background.wait, once no job waits for a turn's end."""
