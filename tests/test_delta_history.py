@@ -7,6 +7,7 @@ and one the graph never had; sync and async."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -22,6 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 
+from bench.pgtables import empty_postgres
 from memory_plugin import aconnect, connect
 from memory_plugin.backends.postgres_savers import (
     ExitWritesAsyncPostgresSaver,
@@ -114,6 +116,13 @@ def _same(ours: Any, theirs: Any) -> None:
     }
 
 
+@pytest.fixture
+def postgres_backend(postgres_url: str) -> Iterator[Any]:
+    empty_postgres(postgres_url)
+    with connect(postgres_url) as backend:
+        yield backend
+
+
 LANGGRAPHS = {
     ExitWritesPostgresSaver: PostgresSaver,
     SharedLibrarySqliteSaver: SqliteSaver,
@@ -174,3 +183,42 @@ async def test_the_history_is_langgraphs_at_every_checkpoint_async(
                         saver, config=config, channels=channels
                     ),
                 )
+
+
+def _away(url: str, away: bool) -> None:
+    """Take PostgreSQL's checkpoint tables out of reach (and back): a read now fails."""
+    names = ("checkpoints", "checkpoint_writes", "checkpoint_blobs")
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name in names:
+            old, new = (name, f"{name}_away") if away else (f"{name}_away", name)
+            conn.execute(f"ALTER TABLE {old} RENAME TO {new}")
+
+
+def test_the_history_read_after_get_tuple_needs_no_round_trip_of_its_own(
+    postgres_backend: Any, postgres_url: str
+) -> None:
+    saver = postgres_backend.checkpointer
+    _build(_graph(saver))
+    latest = [{"configurable": {"thread_id": t, "checkpoint_ns": ""}} for t in ("exit", "async")]
+    configs = [*latest, *_configs("postgres", postgres_url, Path())]
+    replayed = 0
+    for config in configs:
+        saved = saver.get_tuple(config)
+        assert saved is not None
+        checkpoint = saved.checkpoint
+        if (
+            "messages" not in checkpoint["channel_versions"]
+            or "messages" in checkpoint["channel_values"]
+        ):
+            continue  # never written, or stored there: LangGraph reads no history
+        replayed += 1
+        _away(postgres_url, True)
+        try:
+            ours = saver.get_delta_channel_history(config=saved.config, channels=["messages"])
+        finally:
+            _away(postgres_url, False)
+        theirs = PostgresSaver.get_delta_channel_history(
+            saver, config=saved.config, channels=["messages"]
+        )
+        _same(ours, theirs)
+    assert replayed >= 5

@@ -1,4 +1,4 @@
-"""A checkpoint's DeltaChannel history from PostgreSQL in one round trip.
+"""A checkpoint's DeltaChannel history from PostgreSQL in one round trip, or none.
 
 PostgresSaver.get_delta_channel_history reads it in two stages (and more when the walk spans
 several pages of 1,024 checkpoints): the ancestors' channel versions and seed probes, then the
@@ -7,98 +7,150 @@ recursive CTE that stops, for each channel, at the first ancestor holding a stor
 non-empty blob at the channel's version, or an inline value that is not null), exactly where
 LangGraph's walk stops, and returns the chain, its writes and the seed's blob together.
 
+The same statement can go in the pipeline of the get_tuple that precedes the history read
+(the loop reads the checkpoint, then its history): it then walks from the thread's latest
+checkpoint (or the one asked for), for the channels whose history that checkpoint needs (its
+DeltaChannels, named by the counters LangGraph keeps in its metadata, that have no stored
+value there), and answers the history read that follows for the same checkpoint.
+
 The fence: the stage-two row shape and PostgresSaver._build_delta_channels_writes_history,
 which turns them into the history (langgraph-checkpoint-postgres 3.2); the walk's rules are
-those of BasePostgresSaver._try_advance_walks and _build_delta_stage1_sql. Checked against
-LangGraph's saver by tests/test_delta_history.py.
+those of BasePostgresSaver._try_advance_walks and _build_delta_stage1_sql; the metadata key
+"counters_since_delta_snapshot" (langgraph.pregel._checkpoint). Checked against LangGraph's
+saver by tests/test_delta_history.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.base import DeltaChannelHistory
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
 
-_SAME_THREAD = "c.thread_id = %(thread)s AND c.checkpoint_ns = %(ns)s"
-_ROW = (
-    "_kind, ch, checkpoint_id, depth, ver, hb, inline, type, blob, task_id, task_path, idx, version"
+_THREAD = "c.thread_id = %(thread)s AND c.checkpoint_ns = %(ns)s"
+_HAS_BLOB = (
+    "EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id"
+    " AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = {ch}"
+    " AND b.version = c.checkpoint -> 'channel_versions' ->> {ch} AND b.type <> 'empty')"
 )
+_PROBE = (
+    "c.checkpoint -> 'channel_versions' ->> {ch}, "
+    + _HAS_BLOB
+    + ", c.checkpoint -> 'channel_values' -> {ch}"
+)
+_SEEDED = "({p}hb OR ({p}inline IS NOT NULL AND jsonb_typeof({p}inline) <> 'null'))"
+_ASKED = "SELECT unnest(%(channels)s::text[]) AS ch FROM target"
+_NEEDED = (
+    "SELECT k.ch FROM target t,"
+    " jsonb_object_keys(coalesce(t.metadata -> 'counters_since_delta_snapshot', '{}'))"
+    " AS k(ch), checkpoints c"
+    f" WHERE {_THREAD} AND c.checkpoint_id = t.checkpoint_id"
+    " AND NOT " + _HAS_BLOB.format(ch="k.ch") + " AND (c.checkpoint -> 'channel_values' -> k.ch"
+    " IS NULL OR jsonb_typeof(c.checkpoint -> 'channel_values' -> k.ch) = 'null')"
+)
+_BY_ID = (
+    "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata FROM checkpoints c"
+    f" WHERE {_THREAD} AND c.checkpoint_id = %(target)s"
+)
+_LATEST = (
+    "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata FROM checkpoints c"
+    f" WHERE {_THREAD} ORDER BY c.checkpoint_id DESC LIMIT 1"
+)
+_STATEMENT = (
+    "WITH RECURSIVE target AS ({target}), wanted AS ({wanted}),"
+    " walk(ch, checkpoint_id, parent_checkpoint_id, depth, ver, hb, inline) AS ("
+    "SELECT w.ch, c.checkpoint_id, c.parent_checkpoint_id, 0, "
+    + _PROBE.format(ch="w.ch")
+    + " FROM target t CROSS JOIN wanted w JOIN checkpoints c"
+    " ON c.checkpoint_id = t.parent_checkpoint_id"
+    f" WHERE {_THREAD} AND c.checkpoint_id <= t.checkpoint_id"
+    " UNION ALL "
+    "SELECT w.ch, c.checkpoint_id, c.parent_checkpoint_id, w.depth + 1, "
+    + _PROBE.format(ch="w.ch")
+    + " FROM walk w JOIN checkpoints c ON c.checkpoint_id = w.parent_checkpoint_id"
+    f" WHERE {_THREAD} AND c.checkpoint_id <= (SELECT checkpoint_id FROM target)"
+    " AND NOT " + _SEEDED.format(p="w.") + ") "
+    "SELECT 't' AS _kind, NULL AS ch, t.checkpoint_id, NULL::int AS depth, NULL AS ver,"
+    " NULL::bool AS hb, NULL::jsonb AS inline, NULL AS type, NULL::bytea AS blob,"
+    " NULL AS task_id, NULL AS task_path, NULL::int AS idx, NULL AS version FROM target t"
+    " UNION ALL SELECT 'n', ch, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    " NULL FROM wanted"
+    " UNION ALL SELECT 'c', ch, checkpoint_id, depth, ver, hb, inline, NULL, NULL, NULL, NULL,"
+    " NULL, NULL FROM walk"
+    " UNION ALL SELECT 'w', cw.channel, cw.checkpoint_id, NULL, NULL, NULL, NULL, cw.type,"
+    " cw.blob, cw.task_id, cw.task_path, cw.idx, NULL FROM walk w JOIN checkpoint_writes cw"
+    " ON cw.checkpoint_id = w.checkpoint_id AND cw.channel = w.ch"
+    " WHERE cw.thread_id = %(thread)s AND cw.checkpoint_ns = %(ns)s"
+    " UNION ALL SELECT 'b', b.channel, NULL, NULL, NULL, NULL, NULL, b.type, b.blob, NULL,"
+    " NULL, NULL, b.version FROM walk w JOIN checkpoint_blobs b"
+    " ON b.channel = w.ch AND b.version = w.ver"
+    " WHERE b.thread_id = %(thread)s AND b.checkpoint_ns = %(ns)s AND " + _SEEDED.format(p="w.")
+)
+HISTORY_SQL = _STATEMENT.format(target=_BY_ID, wanted=_ASKED)
+"""These channels' histories at a checkpoint."""
 
 
-def _walk(i: int) -> str:
-    probe = (
-        f"c.checkpoint -> 'channel_versions' ->> %(ch{i})s AS ver, "
-        "EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id"
-        " AND b.checkpoint_ns = c.checkpoint_ns"
-        f" AND b.channel = %(ch{i})s"
-        f" AND b.version = c.checkpoint -> 'channel_versions' ->> %(ch{i})s"
-        " AND b.type <> 'empty') AS hb, "
-        f"c.checkpoint -> 'channel_values' -> %(ch{i})s AS inline"
-    )
-    return (
-        f"walk_{i}(checkpoint_id, parent_checkpoint_id, depth, ver, hb, inline) AS ("
-        f"SELECT c.checkpoint_id, c.parent_checkpoint_id, 0, {probe}"
-        " FROM target t JOIN checkpoints c ON c.checkpoint_id = t.parent_checkpoint_id"
-        f" WHERE {_SAME_THREAD} AND c.checkpoint_id <= %(target)s"
-        " UNION ALL "
-        f"SELECT c.checkpoint_id, c.parent_checkpoint_id, w.depth + 1, {probe}"
-        f" FROM walk_{i} w JOIN checkpoints c ON c.checkpoint_id = w.parent_checkpoint_id"
-        f" WHERE {_SAME_THREAD} AND c.checkpoint_id <= %(target)s"
-        " AND NOT (w.hb OR (w.inline IS NOT NULL AND jsonb_typeof(w.inline) <> 'null')))"
-    )
-
-
-def _selects(i: int) -> list[str]:
-    seeded = "hb OR (inline IS NOT NULL AND jsonb_typeof(inline) <> 'null')"
-    return [
-        f"SELECT 'c'::text, {i}, checkpoint_id, depth, ver, hb, inline, NULL::text, NULL::bytea,"
-        f" NULL::text, NULL::text, NULL::int, NULL::text FROM walk_{i}",
-        f"SELECT 'w'::text, {i}, w.checkpoint_id, NULL::int, NULL::text, NULL::bool,"
-        " NULL::jsonb, w.type, w.blob, w.task_id, w.task_path, w.idx, NULL::text"
-        " FROM checkpoint_writes w WHERE w.thread_id = %(thread)s"
-        f" AND w.checkpoint_ns = %(ns)s AND w.channel = %(ch{i})s"
-        f" AND w.checkpoint_id IN (SELECT checkpoint_id FROM walk_{i})",
-        f"SELECT 'b'::text, {i}, NULL::text, NULL::int, NULL::text, NULL::bool, NULL::jsonb,"
-        " b.type, b.blob, NULL::text, NULL::text, NULL::int, b.version"
-        " FROM checkpoint_blobs b WHERE b.thread_id = %(thread)s"
-        f" AND b.checkpoint_ns = %(ns)s AND b.channel = %(ch{i})s"
-        f" AND b.version = (SELECT ver FROM walk_{i} WHERE {seeded} LIMIT 1)",
-    ]
-
-
-def history_sql(channels: Sequence[str]) -> str:
-    """The one statement that reads these channels' histories."""
-    walks = ", ".join(_walk(i) for i in range(len(channels)))
-    selects = " UNION ALL ".join(s for i in range(len(channels)) for s in _selects(i))
-    return (
-        "WITH RECURSIVE target AS (SELECT parent_checkpoint_id FROM checkpoints c"
-        f" WHERE {_SAME_THREAD} AND c.checkpoint_id = %(target)s), {walks}"
-        f" SELECT * FROM ({selects}) AS found({_ROW})"
-    )
+def prefetch_sql(by_id: bool) -> str:
+    """The histories a checkpoint needs, of the latest checkpoint or the one asked for."""
+    return _STATEMENT.format(target=_BY_ID if by_id else _LATEST, wanted=_NEEDED)
 
 
 def history_params(
-    thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: Sequence[str]
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str | None, channels: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The statement's parameters."""
-    named = {f"ch{i}": channel for i, channel in enumerate(channels)}
-    return {"thread": thread_id, "ns": checkpoint_ns, "target": checkpoint_id, **named}
+    return {
+        "thread": thread_id,
+        "ns": checkpoint_ns,
+        "target": checkpoint_id,
+        "channels": list(channels),
+    }
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the statement read: the checkpoint, the channels walked, and the walk's rows."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str | None
+    channels: frozenset[str]
+    rows: Sequence[Mapping[str, Any]]
+
+    def answers(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, asked: Sequence[str]
+    ) -> bool:
+        """Whether these are the rows of a history read of this checkpoint and channels."""
+        return (self.thread_id, self.checkpoint_ns, self.checkpoint_id) == (
+            thread_id,
+            checkpoint_ns,
+            checkpoint_id,
+        ) and self.channels.issuperset(asked)
+
+
+def found(thread_id: str, checkpoint_ns: str, rows: Sequence[Mapping[str, Any]]) -> Found:
+    """The statement's rows, with the checkpoint and channels they are of."""
+    target = next((row["checkpoint_id"] for row in rows if row["_kind"] == "t"), None)
+    walked = frozenset(row["ch"] for row in rows if row["_kind"] == "n")
+    return Found(thread_id, checkpoint_ns, target, walked, rows)
 
 
 def history_from_rows(
     saver: BasePostgresSaver, channels: Sequence[str], rows: Sequence[Mapping[str, Any]]
 ) -> dict[str, DeltaChannelHistory]:
     """The histories LangGraph's saver builds from the same chain, writes and seed."""
+    asked = set(channels)
     walked: dict[str, list[Mapping[str, Any]]] = {channel: [] for channel in channels}
-    stage2: list[dict[str, Any]] = []
+    stage2: list[Mapping[str, Any]] = []
     for row in rows:
-        channel = channels[row["ch"]]
+        if row["ch"] not in asked:
+            continue
         if row["_kind"] == "c":
-            walked[channel].append(row)
-        else:
-            stage2.append({**row, "channel": channel})
+            walked[row["ch"]].append(row)
+        elif row["_kind"] in ("w", "b"):
+            stage2.append({**row, "channel": row["ch"]})
     chain_by_ch: dict[str, list[str]] = {}
     seed_ver_by_ch: dict[str, str | None] = {}
     seed_inline_by_ch: dict[str, Any] = {}

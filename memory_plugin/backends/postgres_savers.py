@@ -24,19 +24,31 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
     DeltaChannelHistory,
     get_checkpoint_id,
 )
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg.rows import dict_row
 
 from memory_plugin.backends.exit_writes import ExitWrites
-from memory_plugin.backends.postgres_history import history_from_rows, history_params, history_sql
+from memory_plugin.backends.postgres_history import (
+    HISTORY_SQL,
+    Found,
+    found,
+    history_from_rows,
+    history_params,
+    prefetch_sql,
+)
 
 Held = tuple[str, list[tuple[Any, ...]]]
 """A task's writes: the statement that stores them and its rows."""
 
 _TO_PUT: ContextVar[Sequence[Held]] = ContextVar("exit_writes_to_put", default=())
+Target = tuple[str, str, str | None]
+_PREFETCH: ContextVar[Target | None] = ContextVar("history_to_prefetch", default=None)
+_PREFETCHED: ContextVar[Found | None] = ContextVar("history_prefetched", default=None)
 
 
 def _held(
@@ -58,12 +70,20 @@ def _held(
     return query, list(rows)
 
 
-def _target(config: RunnableConfig) -> tuple[str, str, str] | None:
+def _target(config: RunnableConfig) -> Target:
     conf = config["configurable"]
-    checkpoint_id = get_checkpoint_id(config)
-    if not checkpoint_id:
+    return str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), get_checkpoint_id(config)
+
+
+def _prefetched(
+    thread_id: str, ns: str, checkpoint_id: str, channels: Sequence[str]
+) -> Found | None:
+    """The rows the get_tuple before read for this history, taken once."""
+    fetched = _PREFETCHED.get()
+    if fetched is None:
         return None
-    return str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), checkpoint_id
+    _PREFETCHED.set(None)
+    return fetched if fetched.answers(thread_id, ns, checkpoint_id, channels) else None
 
 
 class ExitWritesPostgresSaver(PostgresSaver):
@@ -106,22 +126,45 @@ class ExitWritesPostgresSaver(PostgresSaver):
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """The history PostgresSaver returns, in one round trip."""
-        target = _target(config)
-        if not channels or target is None:
+        """The history PostgresSaver returns: read with the checkpoint, or in one round trip."""
+        thread_id, ns, checkpoint_id = _target(config)
+        if not channels or checkpoint_id is None:
             return super().get_delta_channel_history(config=config, channels=channels)
         channels = list(channels)
+        fetched = _prefetched(thread_id, ns, checkpoint_id, channels)
+        if fetched is not None:
+            return history_from_rows(self, channels, fetched.rows)
         with self._cursor() as cur:
-            cur.execute(history_sql(channels), history_params(*target, channels))
+            cur.execute(HISTORY_SQL, history_params(thread_id, ns, checkpoint_id, channels))
             rows = cur.fetchall()
         return history_from_rows(self, channels, rows)
 
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint PostgresSaver returns; the history it needs comes in the same round
+        trip, for the history read that follows."""
+        token = _PREFETCH.set(_target(config))
+        try:
+            return super().get_tuple(config)
+        finally:
+            _PREFETCH.reset(token)
+
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
-        with super()._cursor(pipeline=pipeline) as cur:
-            for query, rows in _TO_PUT.get():
-                cur.executemany(query, rows)
+        ask = _PREFETCH.get()
+        if ask is None:
+            with super()._cursor(pipeline=pipeline) as cur:
+                for query, rows in _TO_PUT.get():
+                    cur.executemany(query, rows)
+                yield cur
+            return
+        _PREFETCH.set(None)
+        with (
+            super()._cursor(pipeline=True) as cur,
+            cur.connection.cursor(binary=True, row_factory=dict_row) as side,
+        ):
+            side.execute(prefetch_sql(ask[2] is not None), history_params(*ask))
             yield cur
+            _PREFETCHED.set(found(ask[0], ask[1], side.fetchall()))
 
 
 class ExitWritesAsyncPostgresSaver(AsyncPostgresSaver):
@@ -164,19 +207,43 @@ class ExitWritesAsyncPostgresSaver(AsyncPostgresSaver):
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """The history AsyncPostgresSaver returns, in one round trip."""
-        target = _target(config)
-        if not channels or target is None:
+        """The history AsyncPostgresSaver returns: read with the checkpoint, or in one round
+        trip."""
+        thread_id, ns, checkpoint_id = _target(config)
+        if not channels or checkpoint_id is None:
             return await super().aget_delta_channel_history(config=config, channels=channels)
         channels = list(channels)
+        fetched = _prefetched(thread_id, ns, checkpoint_id, channels)
+        if fetched is not None:
+            return history_from_rows(self, channels, fetched.rows)
         async with self._cursor() as cur:
-            await cur.execute(history_sql(channels), history_params(*target, channels))
+            await cur.execute(HISTORY_SQL, history_params(thread_id, ns, checkpoint_id, channels))
             rows = await cur.fetchall()
         return history_from_rows(self, channels, rows)
 
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint AsyncPostgresSaver returns; the history it needs comes in the same
+        round trip, for the history read that follows."""
+        token = _PREFETCH.set(_target(config))
+        try:
+            return await super().aget_tuple(config)
+        finally:
+            _PREFETCH.reset(token)
+
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
-        async with super()._cursor(pipeline=pipeline) as cur:
-            for query, rows in _TO_PUT.get():
-                await cur.executemany(query, rows)
+        ask = _PREFETCH.get()
+        if ask is None:
+            async with super()._cursor(pipeline=pipeline) as cur:
+                for query, rows in _TO_PUT.get():
+                    await cur.executemany(query, rows)
+                yield cur
+            return
+        _PREFETCH.set(None)
+        async with (
+            super()._cursor(pipeline=True) as cur,
+            cur.connection.cursor(binary=True, row_factory=dict_row) as side,
+        ):
+            await side.execute(prefetch_sql(ask[2] is not None), history_params(*ask))
             yield cur
+            _PREFETCHED.set(found(ask[0], ask[1], await side.fetchall()))
