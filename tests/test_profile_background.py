@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -201,7 +202,10 @@ def test_two_concurrent_jobs_for_one_thread_apply_the_exchange_once(backend: Bac
     first = ProfileModel(plan=FACTS, gate=gate)
     graph = graph_for(backend, first)
     try:
-        turn(graph, "I just moved to Lisbon")  # the graph's job now waits in the model call
+        turn(graph, "I just moved to Lisbon")
+        deadline = time.monotonic() + 5  # the job starts once the run has ended
+        while not first.calls and time.monotonic() < deadline:
+            time.sleep(0.01)
         values = graph.get_state(config("t")).values
         other = ProfileMemory(backend.store, model=ProfileModel(plan=FACTS))  # another worker
         other.start_consolidation(values, config("t"), ANN, backend.store)
