@@ -605,6 +605,8 @@ class MaintenanceChat(BaseChatModel):
     maintenance call)."""
 
     summaries: int = 0
+    summary_tokens: int = 0
+    counter: Any = None
     flushes: int = 0
     profile_rewrites: int = 0
     profile_noops: int = 0
@@ -639,6 +641,7 @@ class MaintenanceChat(BaseChatModel):
             text = f"Working on turn-by-turn diagnostics; flush {self.flushes}."
         elif "summar" in system.lower():
             self.summaries += 1
+            self.summary_tokens += self.counter.count(messages) if self.counter else 0
             text = f"Summary {self.summaries}: the user asked about many issues; all resolved."
         else:
             self.others += 1
@@ -704,6 +707,7 @@ class Report:
     seconds: float
     median_turn_ms: float
     removals: int = 0
+    summary_input_tokens: int = 0
     removal_calls: list[int] = field(default_factory=list)
     removed_still_shown_calls: int = 0
     breaks_by_cause: dict[str, int] = field(default_factory=dict)
@@ -736,7 +740,7 @@ def replay_model(turns: list[Any], counter: Any, prompt: str, window: int) -> Re
     return ReplayChat(
         turns=turns,
         counter=counter,
-        maintenance=MaintenanceChat(),
+        maintenance=MaintenanceChat(counter=counter),
         system_prompt=prompt,
         profile={"max_input_tokens": window},
     )
@@ -893,6 +897,7 @@ def bill_row(variant: str, side: str, report: Report) -> dict[str, Any]:
         "side": side,
         "model_calls": report.model_calls,
         "compactions": report.summaries,
+        "summary_input_tokens": report.summary_input_tokens,
         "input_tokens": sum(r["request_tokens"] for r in report.calls),
         "prefix_tokens": sum(r["cacheable_tokens"] for r in report.calls),
         **{f"bill_{round(p * 100)}": bill(report, p) for p in CACHE_PRICES},
@@ -927,9 +932,9 @@ def print_bill(rows: list[dict[str, Any]]) -> None:
         "| variant | window | side | calls | compactions | input tokens | in the previous "
         "request's prefix | bill, cached at 10% | bill, cached at 50% | ours / LangChain "
         "(10%, 50%) | calls keeping the previous request as a byte prefix | breaks: removal "
-        "/ all |"
+        "/ all | compactions' summary input tokens |"
     )
-    print("| --- " * 12 + "|")
+    print("| --- " * 13 + "|")
     for i, r in enumerate(rows):
         other = rows[i + 1] if r["side"] == "ours" else None
         ratio = (
@@ -941,7 +946,8 @@ def print_bill(rows: list[dict[str, Any]]) -> None:
             f"| {r['variant']} | {r['window']:,} | {r['side']} | {r['model_calls']} "
             f"| {r['compactions']} | {r['input_tokens']:,} | {r['prefix_tokens']:,} "
             f"| {r['bill_10']:,.0f} | {r['bill_50']:,.0f} | {ratio} "
-            f"| {r['byte_prefix_share']:.1%} | {r['removal_breaks']} / {r['breaks']} |"
+            f"| {r['byte_prefix_share']:.1%} | {r['removal_breaks']} / {r['breaks']} "
+            f"| {r['summary_input_tokens']:,} |"
         )
     print("\n| variant | window | side | breaks by the first element that differed |")
     print("| --- " * 4 + "|")
@@ -1019,6 +1025,7 @@ def summarize(
         cacheable_tokens_share=sum(r["cacheable_tokens"] for r in later)
         / max(sum(r["request_tokens"] for r in later), 1),
         summaries=counts["summaries"],
+        summary_input_tokens=maintenance.summary_tokens,
         flush_notes=counts["flushes"],
         profile_rewrites=counts["profile_rewrites"],
         profile_noops=counts["profile_noops"],

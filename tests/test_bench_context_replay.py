@@ -141,6 +141,8 @@ def test_bill_compares_ours_with_langchain_on_both_variants(tmp_path: Path) -> N
         assert row["bill_10"] == pytest.approx(full + 0.1 * cached)
         assert row["bill_50"] == pytest.approx(full + 0.5 * cached)
         assert row["bill_10"] < row["bill_50"] < row["input_tokens"]
+        # the compactions' summary calls are counted beside the bill (they are not in it)
+        assert (row["summary_input_tokens"] > 0) == (row["compactions"] > 0)
 
     # a removal takes the removed text out of our next input, and that call is counted
     removed = [r for r in rows if r["variant"] == "with removals" and r["side"] == "ours"]
