@@ -7,11 +7,11 @@ recursive CTE that stops, for each channel, at the first ancestor holding a stor
 non-empty blob at the channel's version, or an inline value that is not null), exactly where
 LangGraph's walk stops, and returns the chain, its writes and the seed's blob together.
 
-The same statement can go in the pipeline of the get_tuple that precedes the history read
-(the loop reads the checkpoint, then its history): it then walks from the thread's latest
-checkpoint (or the one asked for), for the channels whose history that checkpoint needs (its
-DeltaChannels, named by the counters LangGraph keeps in its metadata, that have no stored
-value there), and answers the history read that follows for the same checkpoint.
+The same walk can ride on the get_tuple that precedes the history read (the loop reads the
+checkpoint, then its history): with_history wraps LangGraph's get_tuple statement so that its
+row also carries the histories the checkpoint needs (its DeltaChannels, named by the counters
+LangGraph keeps in its metadata, that have no stored value there), which then answer the
+history read of that checkpoint that follows. One statement: one round trip for both.
 
 The fence: the stage-two row shape and PostgresSaver._build_delta_channels_writes_history,
 which turns them into the history (langgraph-checkpoint-postgres 3.2); the walk's rules are
@@ -54,13 +54,8 @@ _BY_ID = (
     "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata FROM checkpoints c"
     f" WHERE {_THREAD} AND c.checkpoint_id = %(target)s"
 )
-_LATEST = (
-    "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata FROM checkpoints c"
-    f" WHERE {_THREAD} ORDER BY c.checkpoint_id DESC LIMIT 1"
-)
-_STATEMENT = (
-    "WITH RECURSIVE target AS ({target}), wanted AS ({wanted}),"
-    " walk(ch, checkpoint_id, parent_checkpoint_id, depth, ver, hb, inline) AS ("
+_WALK = (
+    "walk(ch, checkpoint_id, parent_checkpoint_id, depth, ver, hb, inline) AS ("
     "SELECT w.ch, c.checkpoint_id, c.parent_checkpoint_id, 0, "
     + _PROBE.format(ch="w.ch")
     + " FROM target t CROSS JOIN wanted w JOIN checkpoints c"
@@ -71,7 +66,24 @@ _STATEMENT = (
     + _PROBE.format(ch="w.ch")
     + " FROM walk w JOIN checkpoints c ON c.checkpoint_id = w.parent_checkpoint_id"
     f" WHERE {_THREAD} AND c.checkpoint_id <= (SELECT checkpoint_id FROM target)"
-    " AND NOT " + _SEEDED.format(p="w.") + ") "
+    " AND NOT " + _SEEDED.format(p="w.") + ")"
+)
+COLUMNS = [
+    "_kind",
+    "ch",
+    "checkpoint_id",
+    "depth",
+    "ver",
+    "hb",
+    "inline",
+    "type",
+    "blob",
+    "task_id",
+    "task_path",
+    "idx",
+    "version",
+]
+_FOUND = (
     "SELECT 't' AS _kind, NULL AS ch, t.checkpoint_id, NULL::int AS depth, NULL AS ver,"
     " NULL::bool AS hb, NULL::jsonb AS inline, NULL AS type, NULL::bytea AS blob,"
     " NULL AS task_id, NULL AS task_path, NULL::int AS idx, NULL AS version FROM target t"
@@ -88,17 +100,35 @@ _STATEMENT = (
     " ON b.channel = w.ch AND b.version = w.ver"
     " WHERE b.thread_id = %(thread)s AND b.checkpoint_ns = %(ns)s AND " + _SEEDED.format(p="w.")
 )
-HISTORY_SQL = _STATEMENT.format(target=_BY_ID, wanted=_ASKED)
+HISTORY_SQL = f"WITH RECURSIVE target AS ({_BY_ID}), wanted AS ({_ASKED}), {_WALK} {_FOUND}"
 """These channels' histories at a checkpoint."""
 
+_OF_TUPLE = (
+    (
+        f"target AS (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM lg),"
+        f" wanted AS ({_NEEDED}), {_WALK} SELECT lg.*, h.* FROM lg LEFT JOIN LATERAL (SELECT "
+        + ", ".join(f"array_agg(x.{col}) AS h{col}" for col in COLUMNS)
+        + f" FROM ({_FOUND}) AS x) AS h ON true"
+    )
+    .replace("%(thread)s", "(SELECT thread_id FROM lg)")
+    .replace("%(ns)s", "(SELECT checkpoint_ns FROM lg)")
+)
 
-def prefetch_sql(by_id: bool) -> str:
-    """The histories a checkpoint needs, of the latest checkpoint or the one asked for."""
-    return _STATEMENT.format(target=_BY_ID if by_id else _LATEST, wanted=_NEEDED)
+
+def with_history(get_tuple_sql: str) -> str:
+    """LangGraph's get_tuple statement, each row with the histories its checkpoint needs
+    (columns h_kind, h_ch, ...: the rows of the history statement, as arrays)."""
+    return f"WITH RECURSIVE lg AS ({get_tuple_sql}), {_OF_TUPLE}"
+
+
+def rows_of_tuple(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The history statement's rows in a get_tuple row of with_history."""
+    count = len(row["h_kind"] or ())
+    return [{col: row[f"h{col}"][i] for col in COLUMNS} for i in range(count)]
 
 
 def history_params(
-    thread_id: str, checkpoint_ns: str, checkpoint_id: str | None, channels: Sequence[str] = ()
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str, channels: Sequence[str]
 ) -> dict[str, Any]:
     """The statement's parameters."""
     return {

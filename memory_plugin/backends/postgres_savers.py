@@ -30,7 +30,6 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg.rows import dict_row
 
 from memory_plugin.backends.exit_writes import ExitWrites
 from memory_plugin.backends.postgres_history import (
@@ -39,7 +38,8 @@ from memory_plugin.backends.postgres_history import (
     found,
     history_from_rows,
     history_params,
-    prefetch_sql,
+    rows_of_tuple,
+    with_history,
 )
 
 Held = tuple[str, list[tuple[Any, ...]]]
@@ -47,7 +47,7 @@ Held = tuple[str, list[tuple[Any, ...]]]
 
 _TO_PUT: ContextVar[Sequence[Held]] = ContextVar("exit_writes_to_put", default=())
 Target = tuple[str, str, str | None]
-_PREFETCH: ContextVar[Target | None] = ContextVar("history_to_prefetch", default=None)
+_PREFETCH: ContextVar[bool] = ContextVar("history_with_tuple", default=False)
 _PREFETCHED: ContextVar[Found | None] = ContextVar("history_prefetched", default=None)
 
 
@@ -142,7 +142,7 @@ class ExitWritesPostgresSaver(PostgresSaver):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint PostgresSaver returns; the history it needs comes in the same round
         trip, for the history read that follows."""
-        token = _PREFETCH.set(_target(config))
+        token = _PREFETCH.set(True)
         try:
             return super().get_tuple(config)
         finally:
@@ -150,21 +150,53 @@ class ExitWritesPostgresSaver(PostgresSaver):
 
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
-        ask = _PREFETCH.get()
-        if ask is None:
-            with super()._cursor(pipeline=pipeline) as cur:
-                for query, rows in _TO_PUT.get():
-                    cur.executemany(query, rows)
-                yield cur
-            return
-        _PREFETCH.set(None)
-        with (
-            super()._cursor(pipeline=True) as cur,
-            cur.connection.cursor(binary=True, row_factory=dict_row) as side,
-        ):
-            side.execute(prefetch_sql(ask[2] is not None), history_params(*ask))
-            yield cur
-            _PREFETCHED.set(found(ask[0], ask[1], side.fetchall()))
+        with_tuple = _PREFETCH.get()
+        _PREFETCH.set(False)
+        with super()._cursor(pipeline=pipeline) as cur:
+            for query, rows in _TO_PUT.get():
+                cur.executemany(query, rows)
+            yield _WithHistory(cur) if with_tuple else cur
+
+
+class _WithHistory:
+    """get_tuple's cursor: its first statement also reads the checkpoint's history."""
+
+    def __init__(self, cur: Any) -> None:
+        self._cur, self._first = cur, True
+
+    def execute(self, query: str, params: Any = None, **options: Any) -> Any:
+        """Run a statement, the first one with the history beside its row."""
+        if self._first:
+            self._first, query = False, with_history(query)
+        return self._cur.execute(query, params, **options)
+
+    def fetchone(self) -> Any:
+        """The next row, its history kept for the history read that follows."""
+        return _kept(self._cur.fetchone())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cur, name)
+
+
+class _AsyncWithHistory(_WithHistory):
+    """Async twin of _WithHistory."""
+
+    async def execute(self, query: str, params: Any = None, **options: Any) -> Any:
+        """Run a statement, the first one with the history beside its row."""
+        if self._first:
+            self._first, query = False, with_history(query)
+        return await self._cur.execute(query, params, **options)
+
+    async def fetchone(self) -> Any:
+        """The next row, its history kept for the history read that follows."""
+        return _kept(await self._cur.fetchone())
+
+
+def _kept(row: Any) -> Any:
+    if row is not None and "h_kind" in row:
+        thread_id, ns = str(row["thread_id"]), str(row["checkpoint_ns"])
+        _PREFETCHED.set(found(thread_id, ns, rows_of_tuple(row)))
+    return row
 
 
 class ExitWritesAsyncPostgresSaver(AsyncPostgresSaver):
@@ -224,7 +256,7 @@ class ExitWritesAsyncPostgresSaver(AsyncPostgresSaver):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint AsyncPostgresSaver returns; the history it needs comes in the same
         round trip, for the history read that follows."""
-        token = _PREFETCH.set(_target(config))
+        token = _PREFETCH.set(True)
         try:
             return await super().aget_tuple(config)
         finally:
@@ -232,18 +264,9 @@ class ExitWritesAsyncPostgresSaver(AsyncPostgresSaver):
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
-        ask = _PREFETCH.get()
-        if ask is None:
-            async with super()._cursor(pipeline=pipeline) as cur:
-                for query, rows in _TO_PUT.get():
-                    await cur.executemany(query, rows)
-                yield cur
-            return
-        _PREFETCH.set(None)
-        async with (
-            super()._cursor(pipeline=True) as cur,
-            cur.connection.cursor(binary=True, row_factory=dict_row) as side,
-        ):
-            await side.execute(prefetch_sql(ask[2] is not None), history_params(*ask))
-            yield cur
-            _PREFETCHED.set(found(ask[0], ask[1], await side.fetchall()))
+        with_tuple = _PREFETCH.get()
+        _PREFETCH.set(False)
+        async with super()._cursor(pipeline=pipeline) as cur:
+            for query, rows in _TO_PUT.get():
+                await cur.executemany(query, rows)
+            yield _AsyncWithHistory(cur) if with_tuple else cur
