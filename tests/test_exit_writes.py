@@ -40,21 +40,22 @@ def _said(name: str) -> Any:
     return node
 
 
-def _subgraph() -> Any:
+def _subgraph(own_checkpoints: bool) -> Any:
     sub = StateGraph(State)
     sub.add_node("inner", _said("inner"))
     sub.add_edge(START, "inner")
     sub.add_edge("inner", END)
-    return sub.compile()
+    return sub.compile(checkpointer=True if own_checkpoints else None)
 
 
 def _graph(saver: BaseCheckpointSaver[Any], asks: bool = False) -> Any:
-    """A turn: a node, a fan-out of two, a subgraph, and (asks) a question to the user."""
+    """A turn: a node, a fan-out of two, a subgraph (with checkpoints of its own when the turn
+    asks), and (asks) a question to the user."""
     graph = StateGraph(State)
     graph.add_node("first", _said("first"))
     graph.add_node("left", _said("left"))
     graph.add_node("right", _said("right"))
-    graph.add_node("sub", _subgraph())
+    graph.add_node("sub", _subgraph(asks))
 
     def ask(state: State) -> dict[str, Any]:
         answer = interrupt("which?")

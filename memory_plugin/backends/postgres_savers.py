@@ -1,6 +1,7 @@
 """The PostgreSQL checkpointers: LangGraph's savers, storing a run's exit-mode DeltaChannel
 writes with its final checkpoint (see memory_plugin.backends.exit_writes) and reading a
-checkpoint's DeltaChannel history in one round trip (memory_plugin.backends.postgres_history).
+checkpoint's DeltaChannel history with the checkpoint itself, or else in one round trip
+(memory_plugin.backends.postgres_history).
 
 The held writes run first in the pipeline LangGraph's put opens for the checkpoint (one round
 trip, one transaction: a checkpoint that fails to store keeps none of them). The fence:
@@ -8,7 +9,11 @@ PostgresSaver.put and AsyncPostgresSaver.aput store the checkpoint in
 `with self._cursor(pipeline=True)`, and `_dump_writes` gives put_writes' rows
 (langgraph-checkpoint-postgres 3.2); the override of `_cursor` adds the held writes to that
 pipeline only while this saver's own put runs (a context variable, so other threads and
-tasks are untouched).
+tasks are untouched). Likewise get_tuple's cursor: LangGraph's get_tuple runs its query with
+`cur.execute` and reads the row with `cur.fetchone`, and reads the row's columns by name, so
+the cursor handed to it wraps the first query (with_history) and keeps the history its row
+carries; the history read that follows, in the same thread or task and for that same
+checkpoint, takes it (once) instead of asking the server.
 """
 
 from __future__ import annotations
