@@ -123,7 +123,7 @@ def postgres_backend(postgres_url: str) -> Iterator[Any]:
         yield backend
 
 
-LANGGRAPHS = {
+LANGGRAPHS: dict[type, Any] = {
     ExitWritesPostgresSaver: PostgresSaver,
     SharedLibrarySqliteSaver: SqliteSaver,
     ExitWritesAsyncPostgresSaver: AsyncPostgresSaver,

@@ -147,7 +147,8 @@ def test_an_exit_turn_reads_in_three_statements_and_writes_in_one_transaction(
     with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
         graph = _graph(backend.checkpointer)
         graph.invoke(_turn(0), {"configurable": {"thread_id": "t"}}, durability="exit")
-        traced = Traced(backend.checkpointer.conn)
+        saver: Any = backend.checkpointer
+        traced = Traced(saver.conn)
         graph.invoke(_turn(1), {"configurable": {"thread_id": "t"}}, durability="exit")
         heads = traced.heads()
         expected = [  # the thread's checkpoint, its writes, its history; the subgraph's read
@@ -212,7 +213,8 @@ def test_a_checkpoint_that_fails_to_store_keeps_none_of_the_turn(
                     conn.execute("DROP TRIGGER refuse ON checkpoints")
         assert _restored(graph, "t") == before
         assert _write_rows(backend) == rows
-        assert len(backend.checkpointer.exit_writes) == 0
+        held: Any = backend.checkpointer
+        assert len(held.exit_writes) == 0
 
 
 class Run:
@@ -238,7 +240,7 @@ async def test_held_writes_land_only_on_their_own_runs_checkpoint(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     async with await aconnect(url_for(kind, request, tmp_path)) as backend:
-        saver = backend.checkpointer
+        saver: Any = backend.checkpointer
         anchor = await saver.aput(_config(None, None), {**empty_checkpoint(), "id": "1"}, {}, {})
         stale, live = Run(), Run()
         write = [("messages", [AIMessage("lost", id="lost")])]
