@@ -74,6 +74,7 @@ get_tuple/list/delta reads, store batches). The targets summary compares ours wi
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import logging
@@ -422,6 +423,7 @@ SAVER_CALLS = {
 
 
 def _counted(kind: str, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)  # LangGraph reads put_writes' signature (its task_path parameter)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         TALLY.add(f"call {name}")
         with TALLY.within(kind):
