@@ -4,14 +4,18 @@ graph, another door or another process, reaches the next model call."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.config import get_store
 from langgraph.store.base import GetOp, Op, PutOp, SearchOp
 
-from memory_plugin import Backend, MemoryContext, create_memory_graph
+from memory_plugin import Backend, MemoryContext, connect, create_memory_graph
 from memory_plugin.backends.versions import Reads, ReadVersions
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.plans import run
@@ -169,3 +173,175 @@ def test_a_note_the_turn_wrote_is_read_once_and_told_next_turn(backend: Backend)
     turn(graph, "four")
     assert reading.reads == 0  # that read is what the next turn compares with
     assert "Parking is on level 3" in seen[-1]
+
+
+class VersionReads:
+    """Counts the version checks (ReadVersions round trips) made, sync and async."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reads = 0
+        run_versions, arun_versions = ReadVersions.run, ReadVersions.arun
+
+        def counted(request: ReadVersions, store: Any) -> Any:
+            self.reads += 1
+            return run_versions(request, store)
+
+        async def acounted(request: ReadVersions, store: Any) -> Any:
+            self.reads += 1
+            return await arun_versions(request, store)
+
+        monkeypatch.setattr(ReadVersions, "run", counted)
+        monkeypatch.setattr(ReadVersions, "arun", acounted)
+
+
+def calling(name: str, args: dict[str, Any] | None = None) -> AIMessage:
+    """A model reply calling the tool `name`."""
+    return AIMessage("", tool_calls=[{"name": name, "args": args or {}, "id": f"{name}-1"}])
+
+
+def tool_graph(backend: Backend, seen: list[str], tool: Any, script: list[Any]) -> Any:
+    """recorded_graph with a user's `tool`."""
+
+    class Recording(DemoModel):
+        def _generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            if PROMPT in str(messages[0].content):
+                seen.append("\n".join(str(m.content) for m in messages))
+            return super()._generate(messages, *args, **kwargs)
+
+    return create_memory_graph(
+        Recording(script=script),
+        [tool],
+        store=backend.store,
+        checkpointer=backend.checkpointer,
+        system_prompt=PROMPT,
+    )
+
+
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny in {city}"
+
+
+def test_a_tool_step_that_writes_nothing_checks_the_versions_once(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    script = ["ok", "ok", calling("weather", {"city": "Oslo"}), "Sunny."]
+    graph = tool_graph(backend, seen, weather, script)
+    for text in ("one", "two"):
+        turn(graph, text)
+    versions = VersionReads(monkeypatch)
+    turn(graph, "weather in Oslo?")
+    assert versions.reads == 1  # the turn's first check; the recheck trusts it
+    assert "Sunny in Oslo" in seen[-1]
+
+
+async def test_an_async_tool_step_that_writes_nothing_checks_the_versions_once(
+    abackend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    script = ["ok", "ok", calling("weather", {"city": "Oslo"}), "Sunny."]
+    graph = tool_graph(abackend, seen, weather, script)
+    config = {"configurable": {"thread_id": "t"}}
+    for text in ("one", "two"):
+        await graph.ainvoke({"messages": [HumanMessage(text)]}, config, context=ANN)
+    versions = VersionReads(monkeypatch)
+    await graph.ainvoke({"messages": [HumanMessage("weather?")]}, config, context=ANN)
+    assert versions.reads == 1
+    assert "Sunny in Oslo" in seen[-1]
+
+
+def test_a_note_the_remember_tool_wrote_is_checked_at_the_same_turns_next_call(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    remember = calling("remember", {"text": "Parking is on level 3"})
+    graph = recorded_graph(backend, seen, ["ok", "ok", remember, "Noted.", "ok"])
+    for text in ("one", "two"):
+        turn(graph, text)
+    versions = VersionReads(monkeypatch)
+    turn(graph, "remember where I parked")
+    assert versions.reads == 2  # the tool wrote: the recheck reads the versions again
+    turn(graph, "four")
+    assert "Parking is on level 3" in seen[-1]
+
+
+def test_a_users_tool_writing_with_the_runs_store_reaches_the_next_call(
+    backend: Backend,
+) -> None:
+    memory = ScopedMemory(backend.store)
+    memory.remember(ANN, "Ann's locker code is 4512")
+    (note,) = memory.list_notes(ANN)
+
+    def forget_locker() -> str:
+        """Forget the locker code (a user's tool writing with the run's store)."""
+        ScopedMemory(get_store()).delete_note(ANN, note.key)
+        return "done"
+
+    seen: list[str] = []
+    graph = tool_graph(backend, seen, forget_locker, ["ok", "ok", calling("forget_locker"), "ok"])
+    for text in ("one", "two"):
+        turn(graph, text)
+    assert "locker code is 4512" in seen[-1]
+    turn(graph, "forget my locker code")
+    assert "locker code is 4512" not in seen[-1]  # the same turn's next model call
+
+
+def test_a_removal_through_another_door_of_this_process_leaves_the_next_call(
+    backend: Backend, backend_url: str
+) -> None:
+    if backend_url.startswith("memory"):
+        pytest.skip("a second in-memory backend is another store, not another door")
+    ScopedMemory(backend.store).remember(ANN, "Ann's locker code is 4512")
+    with connect(backend_url) as other:
+        door = ScopedMemory(other.store)
+        (note,) = door.list_notes(ANN)
+
+        def forget_locker() -> str:
+            """Forget the locker code through another door."""
+            door.delete_note(ANN, note.key)
+            return "done"
+
+        seen: list[str] = []
+        script = ["ok", "ok", calling("forget_locker"), "ok"]
+        graph = tool_graph(backend, seen, forget_locker, script)
+        for text in ("one", "two"):
+            turn(graph, text)
+        assert "locker code is 4512" in seen[-1]
+        turn(graph, "forget my locker code")
+        assert "locker code is 4512" not in seen[-1]  # the same turn's next model call
+
+
+def delete_behind(backend_url: str, key: str) -> None:
+    """Delete an item as another process would: a connection of its own, not our store."""
+    if backend_url.startswith("sqlite"):
+        with contextlib.closing(sqlite3.connect(backend_url.removeprefix("sqlite:///"))) as db:
+            db.execute("DELETE FROM store WHERE key = ?", (key,))
+            db.commit()
+    else:
+        with psycopg.connect(backend_url.split("?")[0], autocommit=True) as conn:
+            conn.execute("DELETE FROM store WHERE key = %s", (key,))
+
+
+def test_a_removal_by_another_process_during_the_tool_step_leaves_the_next_turn(
+    backend: Backend, backend_url: str
+) -> None:
+    if backend_url.startswith("memory"):
+        pytest.skip("an in-memory store has no other process")
+    memory = ScopedMemory(backend.store)
+    memory.remember(ANN, "Ann's locker code is 4512")
+    (note,) = memory.list_notes(ANN)
+
+    def forget_locker() -> str:
+        """Forget the locker code from another process."""
+        delete_behind(backend_url, note.key)
+        return "done"
+
+    seen: list[str] = []
+    script = ["ok", "ok", calling("forget_locker"), "ok", "ok"]
+    graph = tool_graph(backend, seen, forget_locker, script)
+    for text in ("one", "two", "forget my locker code"):
+        turn(graph, text)
+    assert memory.list_notes(ANN) == []
+    turn(graph, "four")
+    assert "locker code is 4512" not in seen[-1]  # the next turn's first check reads

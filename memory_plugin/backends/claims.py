@@ -44,6 +44,7 @@ from memory_plugin.backends.langgraph_tables import (
     SQLITE_INSERT_DATED,
 )
 from memory_plugin.backends.steps import adrive, drive
+from memory_plugin.backends.writes_seen import noted
 from memory_plugin.storable import storable
 
 
@@ -235,6 +236,7 @@ async def ainsert_next(
     return stored
 
 
+@noted(lambda store, request: request.namespace)
 def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
     """Store the values at the next positions of their group; returns the stored values."""
     if not request.values:
@@ -280,6 +282,7 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
         return stored
 
 
+@noted(lambda store, request: request.namespace)
 async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
     """Async twin of insert_many."""
     if not request.values:

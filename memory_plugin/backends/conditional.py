@@ -38,6 +38,7 @@ from memory_plugin.backends.langgraph_tables import (
     SQLITE_UPDATE_VALUE,
     SQLITE_UPSERT,
 )
+from memory_plugin.backends.writes_seen import noted
 from memory_plugin.compat import pg_async_connections, pg_connections
 from memory_plugin.storable import storable, storable_op
 
@@ -126,6 +127,7 @@ def _matches(item: Any, expected: int | None) -> bool:
     return expected is not None and bool(item.value.get("version") == expected)
 
 
+@noted(lambda store, namespace, *_, **__: namespace)
 def put_if_version(
     store: BaseStore,
     namespace: tuple[str, ...],
@@ -184,6 +186,7 @@ def put_if_version(
 _async_locks: weakref.WeakKeyDictionary[BaseStore, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
+@noted(lambda store, namespace, *_, **__: namespace)
 async def aput_if_version(
     store: BaseStore,
     namespace: tuple[str, ...],

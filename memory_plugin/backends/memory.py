@@ -13,6 +13,7 @@ from langgraph.store.memory import InMemoryStore
 
 from memory_plugin.backends.base import Opened
 from memory_plugin.backends.versions import bump
+from memory_plugin.backends.writes_seen import wrote_ops
 from memory_plugin.serde import CachingSerializer
 
 
@@ -24,7 +25,8 @@ class LockedInMemoryStore(InMemoryStore):
     and write of its dicts holds one lock; embedding calls run outside it. Each distinct text
     of a batch is embedded once and its vector indexes every item holding that text
     (InMemoryStore itself refuses a batch in which two items share a text). It keeps each
-    namespace's version (memory_plugin.backends.versions).
+    namespace's version (memory_plugin.backends.versions) and moves the write generation
+    (memory_plugin.backends.writes_seen).
     """
 
     def __init__(self, *, index: Any = None) -> None:
@@ -70,6 +72,7 @@ class LockedInMemoryStore(InMemoryStore):
                 self._insertinmem_store(to_embed, _per_field(to_embed, vectors))
             self._apply_put_ops(puts)
             bump(self.versions, self._counter, puts.values(), lambda ns: bool(self._data.get(ns)))
+        wrote_ops(puts.values())
 
 
 def _per_field(

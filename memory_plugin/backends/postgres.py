@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from contextlib import AsyncExitStack, ExitStack, nullcontext
 from typing import Any
 
 import psycopg
+from langgraph.store.base import Op, Result
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
@@ -32,6 +34,7 @@ from memory_plugin.backends.postgres_savers import (
     ExitWritesPostgresSaver,
 )
 from memory_plugin.backends.url import PoolConfig, split_pool_options
+from memory_plugin.backends.writes_seen import wrote_ops
 from memory_plugin.serde import CachingSerializer
 
 POLL_SECONDS = 0.1
@@ -166,10 +169,34 @@ def open_postgres(
             raise connect_error(exc, target, display) from None
 
 
+class SeenPostgresStore(PostgresStore):
+    """PostgresStore whose writes move the write generation (backends.writes_seen)."""
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """PostgresStore.batch, noting its writes once done."""
+        ops = list(ops)
+        try:
+            return super().batch(ops)
+        finally:
+            wrote_ops(ops)
+
+
+class SeenAsyncPostgresStore(AsyncPostgresStore):
+    """AsyncPostgresStore whose writes move the write generation (backends.writes_seen)."""
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """AsyncPostgresStore.abatch, noting its writes once done."""
+        ops = list(ops)
+        try:
+            return await super().abatch(ops)
+        finally:
+            wrote_ops(ops)
+
+
 def _set_up(pool: FailFastPool, display: str, index: dict[str, Any] | None) -> Opened:
     with pool.connection() as conn:
         repair(conn, display)
-    store = PostgresStore(pool, index=index)  # type: ignore[arg-type]
+    store = SeenPostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = ExitWritesPostgresSaver(pool, serde=CachingSerializer())
     saver.lock = unlocked()
     store.setup()
@@ -204,7 +231,7 @@ async def aopen_postgres(
 async def _aset_up(pool: AsyncFailFastPool, display: str, index: dict[str, Any] | None) -> Opened:
     async with pool.connection() as conn:
         await arepair(conn, display)
-    store = AsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
+    store = SeenAsyncPostgresStore(pool, index=index)  # type: ignore[arg-type]
     saver = ExitWritesAsyncPostgresSaver(pool, serde=CachingSerializer())
     saver.lock = unlocked()
     await store.setup()

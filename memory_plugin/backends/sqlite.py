@@ -44,6 +44,7 @@ from memory_plugin.backends.sqlite_savers import (
 )
 from memory_plugin.backends.unclosed import stop_at_exit
 from memory_plugin.backends.wal import atruncate_wal, truncate_wal
+from memory_plugin.backends.writes_seen import wrote_ops
 from memory_plugin.errors import BackendUnavailableError
 from memory_plugin.serde import CachingSerializer
 
@@ -104,8 +105,15 @@ class ThreadedSqliteStore(SqliteStore):
                 cur.close()
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """SqliteStore.batch; after a removal, the write-ahead log is emptied."""
+        """SqliteStore.batch; after a removal, the write-ahead log is emptied; its writes move
+        the write generation (memory_plugin.backends.writes_seen)."""
         ops = list(ops)
+        try:
+            return self._batch(ops)
+        finally:
+            wrote_ops(ops)
+
+    def _batch(self, ops: list[Op]) -> list[Result]:
         single = single_statement(self, ops)
         if single is not None:
             with self._cursor(transaction=False) as cur:
@@ -157,8 +165,15 @@ class ImmediateAsyncSqliteStore(AsyncSqliteStore):
                         await self.conn.execute("COMMIT")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """AsyncSqliteStore.abatch; after a removal, the write-ahead log is emptied."""
+        """AsyncSqliteStore.abatch; after a removal, the write-ahead log is emptied; its writes
+        move the write generation."""
         ops = list(ops)
+        try:
+            return await self._abatch(ops)
+        finally:
+            wrote_ops(ops)
+
+    async def _abatch(self, ops: list[Op]) -> list[Result]:
         single = single_statement(self, ops)
         if single is not None:
             async with self._cursor(transaction=False) as cur:

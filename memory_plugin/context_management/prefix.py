@@ -286,7 +286,7 @@ class Prefix:
         info = state.get("memory_context") or {}
         if SHOWN not in info:
             return {}
-        same, now, _ = yield from unchanged_plan(info, self._key())
+        same, now, _ = yield from unchanged_plan(info, self._key(), again=True)
         if same:
             return {}
         settings = yield from self.settings.of_state_plan(state, ctx)

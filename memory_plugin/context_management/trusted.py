@@ -8,20 +8,33 @@ code settings mean the same blocks, so the read is skipped; any write to one of 
 namespaces (by this graph, another door or another app server) changes a version and the
 next check reads everything again. A store without versions, a read of anything but gets
 and searches, or a partial load is never trusted.
+
+The recheck after a tool step skips its round trip when the same run read these versions
+and no store of this process has written a versioned namespace since (the write generation,
+memory_plugin.backends.writes_seen): a write by the run's tools, the app's own code or
+another door of this process is seen at the next model call; a write by another process
+during the run's tool steps is seen at the next turn, whose first check always reads. What
+a run checked is kept in this process only (never in the checkpoint): a new run, a resumed
+one and a restarted process read the versions.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
+from langgraph.config import get_config
 from langgraph.store.base import GetOp, SearchOp
 
+from memory_plugin.backends.exit_writes import RUNTIME_KEY
 from memory_plugin.backends.versions import Reads, ReadVersions, Versions, merged
+from memory_plugin.backends.writes_seen import generation
 from memory_plugin.blocks import BlockSource, PromptBlock, from_dicts, to_dicts
 from memory_plugin.context_management.turn import State
 from memory_plugin.plans import Plan, Request
@@ -29,6 +42,9 @@ from memory_plugin.settings import MemorySettings
 
 T = TypeVar("T")
 MEMORY_READ = "memory_read"
+_RUNS = 1024
+_lock = threading.Lock()
+_checked: OrderedDict[int, tuple[object, int, tuple[str, Any, Versions]]] = OrderedDict()
 
 
 class Recorder:
@@ -101,18 +117,56 @@ def fingerprint(sources: Sequence[BlockSource], base: MemorySettings, now: datet
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def unchanged_plan(info: State, key: str) -> Plan[tuple[bool, Versions | None, Reads | None]]:
+def _run() -> object | None:
+    """The running graph run's control object (one per run, shared by its tasks), if any."""
+    try:
+        runtime = get_config().get("configurable", {}).get(RUNTIME_KEY)
+    except RuntimeError:
+        return None
+    return getattr(runtime, "control", None)
+
+
+def _seen(run: object | None, mark: tuple[str, Any, Versions]) -> bool:
+    """Whether this run read versions `mark` and no store of this process wrote since."""
+    if run is None:
+        return False
+    with _lock:
+        kept = _checked.get(id(run))
+    return kept is not None and kept[0] is run and kept[1:] == (generation(), mark)
+
+
+def _note(run: object | None, seen: int, mark: tuple[str, Any, Versions]) -> None:
+    if run is None:
+        return
+    with _lock:
+        _checked[id(run)] = (run, seen, mark)
+        _checked.move_to_end(id(run))
+        while len(_checked) > _RUNS:
+            _checked.popitem(last=False)
+
+
+def unchanged_plan(
+    info: State, key: str, *, again: bool = False
+) -> Plan[tuple[bool, Versions | None, Reads | None]]:
     """Whether the last full read still holds (its versions read again now), the versions
-    read, and the namespaces that read touched."""
+    read, and the namespaces that read touched. `again`: a later check of the same run,
+    answered without a read while this run read these versions and nothing was written since
+    by a store of this process."""
     record = info.get(MEMORY_READ)
     if not record or record.get("key") != key:
         return False, None, None
     reads = Reads.from_json(record["reads"])
+    kept = record.get("versions")
+    run = _run()
+    if again and kept is not None and _seen(run, (key, record["reads"], kept)):
+        return True, kept, reads
+    seen = generation()
     try:
         now = yield ReadVersions(reads)
     except Exception:
         return False, None, reads
-    kept = record.get("versions")
+    if now is not None:
+        _note(run, seen, (key, record["reads"], now))
     return now is not None and kept is not None and now == kept, now, reads
 
 
