@@ -18,17 +18,18 @@ memory_plugin.settings, which both build on it.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Generator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore, Item, Op, SearchOp
 
+from memory_plugin import daemon_workers
 from memory_plugin.storable import storable_op
 
 T = TypeVar("T")
@@ -64,20 +65,9 @@ class ModelCall:
 
 
 def _in_thread(model: BaseChatModel, messages: list[BaseMessage]) -> Future[Any]:
-    """The model's reply from a daemon thread of its own, so a call that never returns holds
-    neither its caller nor a worker of a shared pool that later calls need."""
-    future: Future[Any] = Future()
-
-    def work() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(model.invoke(messages))
-        except BaseException as exc:
-            future.set_exception(exc)
-
-    threading.Thread(target=work, name="memory-plugin-model", daemon=True).start()
-    return future
+    """The model's reply from a daemon worker that no other call holds, so a call that never
+    returns holds neither its caller nor a later call."""
+    return daemon_workers.submit(partial(model.invoke, messages))
 
 
 def _timed_out(call: ModelCall) -> TimeoutError:
