@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from langgraph.config import get_config
@@ -109,11 +110,13 @@ def fingerprint(sources: Sequence[BlockSource], base: MemorySettings, now: datet
         clock = getattr(source, "clock", None)
         if callable(clock):
             days.add(clock().date().isoformat())
-    parts = [
-        [f"{type(s).__module__}.{type(s).__qualname__}" for s in sources],
-        base.model_dump(mode="json"),
-        sorted(days),
-    ]
+    names = tuple(f"{type(s).__module__}.{type(s).__qualname__}" for s in sources)
+    return _fingerprint(names, base, tuple(sorted(days)))
+
+
+@lru_cache(maxsize=64)
+def _fingerprint(names: tuple[str, ...], base: MemorySettings, days: tuple[str, ...]) -> str:
+    parts = [list(names), base.model_dump(mode="json"), list(days)]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 
