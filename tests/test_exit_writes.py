@@ -21,6 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 from memory_plugin import aconnect, connect
+from memory_plugin.backends import exit_writes
 from memory_plugin.backends.exit_writes import HELD_LIMIT, ExitWrites, is_exit_delta_id
 from memory_plugin.context_management.state import add_messages_batch
 from tests.conftest import url_for
@@ -256,14 +257,28 @@ async def test_held_writes_land_only_on_their_own_runs_checkpoint(
         assert len(saver.exit_writes) == 1
 
 
-def test_writes_whose_put_never_comes_are_bounded() -> None:
+def test_past_the_limit_writes_are_stored_at_once_and_no_held_write_is_dropped() -> None:
     held: ExitWrites[int] = ExitWrites()
     runs = [Run() for _ in range(HELD_LIMIT + 5)]
-    for n, run in enumerate(runs):
-        assert held.hold(_config(run, f"c{n}"), EXIT_ID, EXIT_PATH, n)
+    kept = [held.hold(_config(run, f"c{n}"), EXIT_ID, EXIT_PATH, n) for n, run in enumerate(runs)]
+    assert kept == [True] * HELD_LIMIT + [False] * 5  # the saver stores these five at once
     assert len(held) == HELD_LIMIT
-    assert held.take(_config(runs[0], "c0"), "next") == []
-    assert held.take(_config(runs[-1], f"c{len(runs) - 1}"), "next") == [len(runs) - 1]
+    assert held.take(_config(runs[0], "c0"), "next") == [0]
+    assert held.take(_config(runs[-1], f"c{len(runs) - 1}"), "next") == []
+
+
+def test_writes_whose_put_never_comes_are_let_go_once_stale(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    held: ExitWrites[int] = ExitWrites()
+    now = [1000.0]
+    monkeypatch.setattr("memory_plugin.backends.exit_writes.time.monotonic", lambda: now[0])
+    failed, later = Run(), Run()
+    assert held.hold(_config(failed, "c0"), EXIT_ID, EXIT_PATH, 0)
+    now[0] += exit_writes.STALE_AFTER + 1
+    assert held.hold(_config(later, "c1"), EXIT_ID, EXIT_PATH, 1)
+    assert len(held) == 1
+    assert held.take(_config(later, "c1"), "next") == [1]
 
 
 @pytest.mark.parametrize(

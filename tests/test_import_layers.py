@@ -28,6 +28,7 @@ ROOT = Path(memory_plugin.__file__).parent
 LAYERS = (
     # the leaves: values, the plan driver, errors, text
     "storable",
+    "daemon_workers",
     "plans",
     "errors",
     "text",

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -287,11 +288,25 @@ def test_a_users_tool_writing_with_the_runs_store_reaches_the_next_call(
     assert "locker code is 4512" not in seen[-1]  # the same turn's next model call
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh URL of a backend that another door or process can open too."""
+    from tests.conftest import url_for
+
+    return url_for(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def durable(durable_url: str) -> Iterator[Backend]:
+    """A store and checkpointer opened with connect on that URL."""
+    with connect(durable_url) as opened:
+        yield opened
+
+
 def test_a_removal_through_another_door_of_this_process_leaves_the_next_call(
-    backend: Backend, backend_url: str
+    durable: Backend, durable_url: str
 ) -> None:
-    if backend_url.startswith("memory"):
-        pytest.skip("a second in-memory backend is another store, not another door")
+    backend, backend_url = durable, durable_url
     ScopedMemory(backend.store).remember(ANN, "Ann's locker code is 4512")
     with connect(backend_url) as other:
         door = ScopedMemory(other.store)
@@ -324,10 +339,9 @@ def delete_behind(backend_url: str, key: str) -> None:
 
 
 def test_a_removal_by_another_process_during_the_tool_step_leaves_the_next_turn(
-    backend: Backend, backend_url: str
+    durable: Backend, durable_url: str
 ) -> None:
-    if backend_url.startswith("memory"):
-        pytest.skip("an in-memory store has no other process")
+    backend, backend_url = durable, durable_url
     memory = ScopedMemory(backend.store)
     memory.remember(ANN, "Ann's locker code is 4512")
     (note,) = memory.list_notes(ANN)

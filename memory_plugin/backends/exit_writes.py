@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -40,7 +41,9 @@ DURABILITY_KEY = "__pregel_durability"
 RUNTIME_KEY = "__pregel_runtime"
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 HELD_LIMIT = 256
-"""Checkpoints with held writes at most; past it the oldest are dropped (their put never came)."""
+"""Checkpoints with held writes at most; past it a run's writes are stored at once, unheld."""
+STALE_AFTER = 600.0
+"""Seconds after which writes whose put never came (their run failed before it) are let go."""
 
 _FIRST = re.compile(r"(\d{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _LATE = re.compile(r"ffffffff-([0-9a-f]{4})-([0-9a-f]{4})-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -63,6 +66,7 @@ def is_exit_delta_id(task_id: str, task_path: str) -> bool:
 @dataclass
 class _Held(Generic[T]):
     runtime: object
+    since: float
     items: list[T] = field(default_factory=list)
 
 
@@ -87,15 +91,22 @@ class ExitWrites(Generic[T]):
         ):
             return False
         key = _key(runtime, conf, conf["checkpoint_id"])
+        now = time.monotonic()
         with self._lock:
+            self._let_go_stale(now)
             held = self._held.get(key)
             if held is None or held.runtime is not runtime:
-                held = self._held[key] = _Held(runtime)
+                if len(self._held) >= HELD_LIMIT:
+                    return False
+                held = self._held[key] = _Held(runtime, now)
             held.items.append(item)
-            while len(self._held) > HELD_LIMIT:
-                dropped, _ = self._held.popitem(last=False)
-                log.warning("dropped exit writes whose checkpoint never came: %s", dropped[1:])
         return True
+
+    def _let_go_stale(self, now: float) -> None:
+        oldest = now - STALE_AFTER
+        while self._held and next(iter(self._held.values())).since < oldest:
+            stale, _ = self._held.popitem(last=False)
+            log.warning("let go exit writes whose checkpoint never came: %s", stale[1:])
 
     def take(self, config: RunnableConfig, checkpoint_id: str) -> list[T]:
         """The writes the run held for the put of `checkpoint_id` after `config`'s checkpoint."""
