@@ -19,7 +19,9 @@ from pydantic import Field
 from memory_plugin import Backend, MemoryContext, create_memory_graph
 from memory_plugin.backends import conditional
 from memory_plugin.background import Background
+from memory_plugin.holdings import Owner
 from memory_plugin.offline.demo import DemoModel
+from memory_plugin.privacy import aerase_user, erase_user
 from memory_plugin.profile.cursor import CURSORS
 from memory_plugin.profile.memory import (
     MAX_FAILURES,
@@ -327,3 +329,34 @@ def test_turns_while_the_profile_is_off_never_reach_it(backend: Backend) -> None
     assert stored is not None and stored.bullets("Identity") == ()
     assert stored.bullets("Skills & Expertise") == ("Writes Rust.",)
     assert model.shown == ["I write Rust at work"]
+
+
+# --- a user deleted while a turn's profile job is still working --------------------------
+
+
+@pytest.mark.slow
+def test_a_profile_job_in_flight_lands_before_the_user_is_deleted(backend: Backend) -> None:
+    gate = threading.Event()
+    graph = graph_for(backend, ProfileModel(plan=FACTS, gate=gate))
+    turn(graph, "I just moved to Lisbon")
+    threading.Timer(0.3, gate.set).start()  # the job answers after the deletion has begun
+    erase_user(backend.store, Owner("ann"), checkpointer=backend.checkpointer)
+    assert wait_for_profiles()
+    assert profile_of(backend) is None and changes_of(backend) == []
+    assert cursor_of(backend) is None
+
+
+@pytest.mark.slow
+async def test_a_profile_job_in_flight_lands_before_the_user_is_deleted_async(
+    abackend: Backend,
+) -> None:
+    gate = threading.Event()
+    graph = graph_for(abackend, ProfileModel(plan=FACTS, gate=gate))
+    await graph.ainvoke(
+        {"messages": [HumanMessage("I just moved to Lisbon")]}, config("t"), context=ANN
+    )
+    threading.Timer(0.3, gate.set).start()
+    await aerase_user(abackend.store, Owner("ann"), checkpointer=abackend.checkpointer)
+    await await_profiles()
+    assert await ProfileMemory(abackend.store).aread(ANN) is None
+    assert await ProfileMemory(abackend.store).achanges(ANN) == []

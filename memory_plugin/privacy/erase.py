@@ -3,12 +3,16 @@ them), in every workspace, and their settings layer; with a checkpointer, their 
 (checkpoints, journals and summaries: conversation history, which no kind holds as memory).
 
 Team memory and an agent's shared entries stay: they are the workspace's and the agent's.
-A user with no memory here is an UnknownUserError, and nothing changes.
+A user with no memory here is an UnknownUserError, and nothing changes. The background jobs
+this process started before the deletion (a turn's profile update, its flush note) land first,
+so none of them writes what was just deleted back; a job of another process can still land
+after it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore, Op, PutOp
 
 from memory_plugin.backends.claims import DropCounters
+from memory_plugin.background import await_every, wait_all
 from memory_plugin.context_management.journal import adelete_thread, delete_thread
 from memory_plugin.context_management.owners import aowned_thread_ids, disown_plan
 from memory_plugin.plans import Plan, arun, run
@@ -34,6 +39,8 @@ from memory_plugin.privacy.progress import Progress, quiet
 
 BATCH = 100
 THREADS = "threads deleted"
+JOBS_WAIT = 30.0
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -104,6 +111,8 @@ def erase_user(
     """Delete the owner's memory; with a `checkpointer`, the threads they own too (their
     checkpoints, journals and summaries, every kept incarnation). `progress` hears how many
     store items were read, then deleted, then how many threads."""
+    if not wait_all(timeout=JOBS_WAIT):
+        logger.warning("deleting %s while background jobs still run", owner.key)
     threads = asyncio.run(aowned_thread_ids(checkpointer, store, owner.key)) if checkpointer else []
     try:
         erased = run(store, erase_plan(owner, progress))
@@ -128,6 +137,10 @@ async def aerase_user(
     progress: Progress = quiet,
 ) -> Erased:
     """Async twin of erase_user."""
+    try:
+        await asyncio.wait_for(await_every(), JOBS_WAIT)
+    except TimeoutError:
+        logger.warning("deleting %s while background jobs still run", owner.key)
     threads = await aowned_thread_ids(checkpointer, store, owner.key) if checkpointer else []
     try:
         erased = await arun(store, erase_plan(owner, progress))
