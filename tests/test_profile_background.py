@@ -21,7 +21,7 @@ from memory_plugin.backends import conditional
 from memory_plugin.background import Background
 from memory_plugin.holdings import Owner
 from memory_plugin.offline.demo import DemoModel
-from memory_plugin.privacy import aerase_user, erase_user
+from memory_plugin.privacy import Forgetter, aerase_user, erase_user
 from memory_plugin.profile.cursor import CURSORS
 from memory_plugin.profile.memory import (
     MAX_FAILURES,
@@ -360,3 +360,17 @@ async def test_a_profile_job_in_flight_lands_before_the_user_is_deleted_async(
     await await_profiles()
     assert await ProfileMemory(abackend.store).aread(ANN) is None
     assert await ProfileMemory(abackend.store).achanges(ANN) == []
+
+
+@pytest.mark.slow
+def test_a_profile_job_in_flight_lands_before_a_forget_looks(backend: Backend) -> None:
+    gate = threading.Event()
+    graph = graph_for(backend, ProfileModel(plan=FACTS, gate=gate))
+    turn(graph, "I just moved to Lisbon")
+    threading.Timer(0.3, gate.set).start()
+    forgetter = Forgetter.over(backend.store)
+    forgotten = forgetter.apply(forgetter.preview(Owner("ann"), "Lisbon"))
+    assert forgotten.removed >= 1
+    assert wait_for_profiles()
+    stored = profile_of(backend)
+    assert stored is not None and stored.bullets("Identity") == ()

@@ -3,16 +3,13 @@ them), in every workspace, and their settings layer; with a checkpointer, their 
 (checkpoints, journals and summaries: conversation history, which no kind holds as memory).
 
 Team memory and an agent's shared entries stay: they are the workspace's and the agent's.
-A user with no memory here is an UnknownUserError, and nothing changes. The background jobs
-this process started before the deletion (a turn's profile update, its flush note) land first,
-so none of them writes what was just deleted back; a job of another process can still land
-after it.
+A user with no memory here is an UnknownUserError, and nothing changes. This process's
+background jobs land first (memory_plugin.privacy.settled).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +18,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore, Op, PutOp
 
 from memory_plugin.backends.claims import DropCounters
-from memory_plugin.background import await_every, wait_all
 from memory_plugin.context_management.journal import adelete_thread, delete_thread
 from memory_plugin.context_management.owners import aowned_thread_ids, disown_plan
 from memory_plugin.plans import Plan, arun, run
@@ -36,11 +32,10 @@ from memory_plugin.privacy.inventory import (
     shelf_of,
 )
 from memory_plugin.privacy.progress import Progress, quiet
+from memory_plugin.privacy.settled import ajobs_landed, jobs_landed
 
 BATCH = 100
 THREADS = "threads deleted"
-JOBS_WAIT = 30.0
-logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -111,8 +106,7 @@ def erase_user(
     """Delete the owner's memory; with a `checkpointer`, the threads they own too (their
     checkpoints, journals and summaries, every kept incarnation). `progress` hears how many
     store items were read, then deleted, then how many threads."""
-    if not wait_all(timeout=JOBS_WAIT):
-        logger.warning("deleting %s while background jobs still run", owner.key)
+    jobs_landed(f"deleting {owner.key}")
     threads = asyncio.run(aowned_thread_ids(checkpointer, store, owner.key)) if checkpointer else []
     try:
         erased = run(store, erase_plan(owner, progress))
@@ -137,10 +131,7 @@ async def aerase_user(
     progress: Progress = quiet,
 ) -> Erased:
     """Async twin of erase_user."""
-    try:
-        await asyncio.wait_for(await_every(), JOBS_WAIT)
-    except TimeoutError:
-        logger.warning("deleting %s while background jobs still run", owner.key)
+    await ajobs_landed(f"deleting {owner.key}")
     threads = await aowned_thread_ids(checkpointer, store, owner.key) if checkpointer else []
     try:
         erased = await arun(store, erase_plan(owner, progress))

@@ -34,6 +34,7 @@ from memory_plugin.holdings import Outcome, Owner, Place
 from memory_plugin.models.maintenance import maintenance_of
 from memory_plugin.plans import Plan, arun, run
 from memory_plugin.privacy.progress import Progress, quiet
+from memory_plugin.privacy.settled import ajobs_landed, jobs_landed
 from memory_plugin.provenance import origin
 from memory_plugin.settings import MemorySettings, SettingsCache
 
@@ -141,11 +142,14 @@ class Forgetter:
     def preview(self, owner: Owner, text: str, progress: Progress = quiet) -> Preview:
         """Every place the owner's memory holds `text` (see the module); changes nothing.
         An empty or whitespace text is refused with MemoryWriteError. `progress` hears how
-        many kinds were searched."""
+        many kinds were searched. This process's background jobs land first
+        (memory_plugin.privacy.settled)."""
+        jobs_landed("forgetting")
         return run(self.store, self.preview_plan(owner, text, progress))
 
     async def apreview(self, owner: Owner, text: str, progress: Progress = quiet) -> Preview:
         """Async twin of preview."""
+        await ajobs_landed("forgetting")
         return await arun(self.store, self.preview_plan(owner, text, progress))
 
     def apply_plan(
