@@ -20,6 +20,7 @@ from memory_plugin import Backend, MemoryContext, connect, create_memory_graph
 from memory_plugin.backends.versions import Reads, ReadVersions
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.plans import run
+from memory_plugin.profile.memory import await_profiles, wait_for_profiles
 from memory_plugin.scoped import ScopedMemory
 
 ANN = MemoryContext(user_id="ann")
@@ -74,9 +75,11 @@ def recorded_graph(backend: Backend, seen: list[str], script: list[Any] | None =
 
 
 def turn(graph: Any, text: str, thread: str = "t") -> list[Any]:
+    """A turn, and the background work it started (which runs once its run ended)."""
     out = graph.invoke(
         {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread}}, context=ANN
     )
+    assert wait_for_profiles()
     return list(out["messages"])
 
 
@@ -246,6 +249,7 @@ async def test_an_async_tool_step_that_writes_nothing_checks_the_versions_once(
     config = {"configurable": {"thread_id": "t"}}
     for text in ("one", "two"):
         await graph.ainvoke({"messages": [HumanMessage(text)]}, config, context=ANN)
+        await await_profiles()
     versions = VersionReads(monkeypatch)
     await graph.ainvoke({"messages": [HumanMessage("weather?")]}, config, context=ANN)
     assert versions.reads == 1
