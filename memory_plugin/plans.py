@@ -27,6 +27,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
 from langgraph.store.base import BaseStore, Item, Op, SearchOp
 
 from memory_plugin import daemon_workers
@@ -51,7 +52,7 @@ class StoreRequest(Protocol):
 class ModelCall:
     """Ask a chat model for one reply, failing with TimeoutError after `timeout` seconds."""
 
-    model: BaseChatModel
+    model: Runnable[Any, Any]
     messages: Sequence[BaseMessage]
     timeout: float | None = None
 
@@ -64,7 +65,7 @@ class ModelCall:
         return await _ainvoke(self)
 
 
-def _in_thread(model: BaseChatModel, messages: list[BaseMessage]) -> Future[Any]:
+def _in_thread(model: Runnable[Any, Any], messages: list[BaseMessage]) -> Future[Any]:
     """The model's reply from a daemon worker that no other call holds, so a call that never
     returns holds neither its caller nor a later call."""
     return daemon_workers.submit(partial(model.invoke, messages))
@@ -85,8 +86,9 @@ def _invoke(call: ModelCall) -> Any:
         raise _timed_out(call) from None
 
 
-def _native_async(model: BaseChatModel) -> bool:
-    return type(model)._agenerate is not BaseChatModel._agenerate
+def _native_async(model: Runnable[Any, Any]) -> bool:
+    agenerate = getattr(type(getattr(model, "bound", model)), "_agenerate", None)
+    return agenerate is not None and agenerate is not BaseChatModel._agenerate
 
 
 def _forget(task: asyncio.Future[Any]) -> None:

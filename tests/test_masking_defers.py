@@ -17,6 +17,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from memory_plugin import Backend, MemoryContext, MemorySettings, create_memory_graph
+from memory_plugin.context_management.cache_share import SUMMARY_REQUEST
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.tokens import counter_for
 
@@ -127,7 +128,7 @@ class NoSummaries(RequestModel):
     """A model that answers the agent but fails every summary (and memory's other work)."""
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        if "sent_tools" not in kwargs:
+        if "sent_tools" not in kwargs or f"<{SUMMARY_REQUEST}>" in str(messages[-1].content):
             raise RuntimeError("the summary model is down")
         return super()._generate(messages, *args, **kwargs)
 

@@ -6,11 +6,15 @@ write_todos call stays with its result. Summaries are progressive: the previous 
 fed into the next. A summary the model fails to write, or one `checked_rewrite` refuses, is
 a failed compaction: the conversation stays as it was. On a call whose request changes
 anyway (a new snapshot of memory after a removal, or an update dropped for one: masking.py
-`resnapshotted`), or one where masking left its pass to compaction (due.py), compaction
-runs from `masking_min_clear_ratio` below its trigger: the provider's prompt cache breaks
-there regardless, so the compaction the next turns would bring costs no second break.
-Summarize now keeps the latest complete turn (or the keep share, whichever is smaller) and
-compacts everything before it.
+`resnapshotted`), compaction runs from `compaction_on_break_ratio` of the window, and on one
+where masking left its pass to compaction (due.py) from `masking_min_clear_ratio` below its
+trigger: the provider's prompt cache breaks there regardless, so the compaction the next
+turns would bring costs no second break. Summarize now keeps the latest complete turn (or
+the keep share, whichever is smaller) and compacts everything before it.
+
+The summary is asked by repeating the agent's last request with one instruction after it
+when that bills less than a transcript of what it summarizes (cache_share.py), else from the
+transcript (prompts.py).
 
 `CompactionStep` keeps the running `summary`, the `dividers`, `flush_event` (the compaction
 event whose flush note was started, in the background once the turn ends: one note per
@@ -30,9 +34,11 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+from langchain_core.runnables import Runnable
 from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from memory_plugin.context_management.cache_share import cached_summary_request
 from memory_plugin.context_management.due import (
     FAILED_IN,
     MASKED_TOKENS,
@@ -50,7 +56,7 @@ from memory_plugin.context_management.tally import count_keys, tally
 from memory_plugin.context_management.turn import SUMMARY, Turn, window
 from memory_plugin.events import emit
 from memory_plugin.models.maintenance import MaintenanceModel
-from memory_plugin.models.replies import checked_rewrite
+from memory_plugin.models.replies import RejectedReply, checked_rewrite
 from memory_plugin.plans import ModelCall, Plan
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import TokenCounter
@@ -134,11 +140,14 @@ def compaction_plan(
     flush: FlushStart | None,
     journal: JournalFirst | None = None,
     prefix_breaks: bool = False,
+    share_cache: bool = False,
 ) -> Plan[Compaction]:
     """Compact when due (always for `manual`; `prefix_breaks` as for `compaction_due`); see
     the module docstring. The thread's update clears it and adds back what is kept: a removal
     per summarized message costs more to build, apply and checkpoint than the kept messages.
-    `journal` runs before the summary."""
+    `journal` runs before the summary. `share_cache`: `model` is the agent's, so the summary
+    may be asked by repeating the agent's last request (memory_plugin.context_management.
+    cache_share), the transcript being sent if that fails."""
     summary = str(info.get(SUMMARY, ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
@@ -165,14 +174,28 @@ def compaction_plan(
     if flush is not None and info.get(FLUSH_EVENT) != old[0].id:
         flush(old)
         flushed = {FLUSH_EVENT: old[0].id}
-    try:
-        reply = yield ModelCall(model, prompt, timeout=settings.summary_timeout_seconds)
-        new_summary = checked_rewrite(reply, previous=summary, what="compaction summary")
-    except Exception as exc:
-        logger.warning("compaction failed; the conversation is unchanged: %s", exc, exc_info=True)
-        return Compaction(
-            "failed", {"memory_context": flushed} if flushed else {}, f"summary failed: {exc}"
+    cached = None
+    if share_cache:
+        kept_first = messages[cut] if cut < len(messages) else None
+        cached = cached_summary_request(
+            list(messages), info, kept_first, settings.prompt_cache_seconds
         )
+    attempts = summary_requests(model, prompt, cached, settings.prompt_cache_read_ratio, counter)
+    for n, (asked, request) in enumerate(attempts, start=1):
+        try:
+            reply = yield ModelCall(asked, request, timeout=settings.summary_timeout_seconds)
+            new_summary = summary_of(reply, summary)
+            break
+        except Exception as exc:
+            if n < len(attempts):
+                logger.info("the cached summary request failed, sending the transcript: %s", exc)
+                continue
+            logger.warning(
+                "compaction failed; the conversation is unchanged: %s", exc, exc_info=True
+            )
+            return Compaction(
+                "failed", {"memory_context": flushed} if flushed else {}, f"summary failed: {exc}"
+            )
     kept = [messages[i] for i in keep]
     kept_tokens = counter.count(kept)
     after = kept_tokens + counter.count_text(new_summary)
@@ -201,6 +224,32 @@ def compaction_plan(
     )
 
 
+def summary_requests(
+    model: BaseChatModel,
+    transcript: list[BaseMessage],
+    cached: tuple[Runnable[Any, Any], list[BaseMessage]] | None,
+    price: float,
+    counter: TokenCounter,
+) -> list[tuple[Runnable[Any, Any], list[BaseMessage]]]:
+    """The summary requests to try in turn: the cached one first when, its repeated part
+    billed at `price`, it costs less than the transcript."""
+    if cached is None:
+        return [(model, transcript)]
+    repeated = cached[1]
+    cost = price * counter.count(repeated[:-1]) + counter.count(repeated[-1:])
+    if cost >= counter.count(transcript):
+        return [(model, transcript)]
+    return [cached, (model, transcript)]
+
+
+def summary_of(reply: Any, previous: str) -> str:
+    """The reply's summary if it may replace `previous`; RejectedReply when it calls a tool
+    or checked_rewrite refuses it."""
+    if getattr(reply, "tool_calls", None):
+        raise RejectedReply("compaction summary", "it called a tool")
+    return checked_rewrite(reply, previous=previous, what="compaction summary")
+
+
 class CompactionStep:
     """Compacts a turn's thread when due, or on request (Summarize now)."""
 
@@ -219,9 +268,9 @@ class CompactionStep:
         self.journal = journal
 
     def step(self, turn: Turn, kind: Trigger, prefix_breaks: bool = False) -> Plan[Compaction]:
-        """Compact when due (always for `manual`; from `masking_min_clear_ratio` below the
-        trigger when `prefix_breaks`); whatever it would take out of the thread unjournaled is
-        journaled first (what it keeps is journaled with the turn's end)."""
+        """Compact when due (always for `manual`; earlier when `prefix_breaks`, due.py);
+        whatever it would take out of the thread unjournaled is journaled first (what it keeps
+        is journaled with the turn's end)."""
         counts, _ = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
         size = window(self.model, turn.settings)
@@ -252,6 +301,7 @@ class CompactionStep:
                 ),
                 journal=self._journal_first(turn),
                 prefix_breaks=prefix_breaks,
+                share_cache=summary_model is self.model,
             )
         else:
             result = Compaction("failed", message=UNJOURNALED)

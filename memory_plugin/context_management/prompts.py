@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-TOOL_RESULT_CHARS = 4_000
+TOOL_RESULT_CHARS = 2_000
+"""How much of a tool result a summary or flush note reads: the whole output stays in the
+thread's journal, where journal_tool_call_view finds it."""
 
 SUMMARY_SYSTEM = """You keep the running summary of a long conversation between a user and \
 an assistant, so the conversation can go on after its older messages are removed. Update the \

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -20,6 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
 
 from memory_plugin.compat import RunnableCallable
+from memory_plugin.context_management.cache_share import AgentView, LastRequests, agent_view
 from memory_plugin.context_management.state import add_messages_batch, merge_info
 from memory_plugin.graphnode import NodePlan, State, run_context
 from memory_plugin.plans import arun, run
@@ -69,6 +70,7 @@ class AgentStep:
 
     services: MemoryServices
     model: TurnTools
+    requests: LastRequests = field(default_factory=LastRequests)
 
     def node(self, name: str) -> RunnableCallable:
         """The step as an untraced LangGraph node."""
@@ -88,14 +90,35 @@ class AgentStep:
     def _done(reply: BaseMessage) -> bool:
         return not (isinstance(reply, AIMessage) and reply.tool_calls)
 
+    @staticmethod
+    def _thread(config: RunnableConfig) -> str | None:
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        return str(thread_id) if thread_id else None
+
+    def _view(self, state: State, thread_id: str | None) -> AgentView | None:
+        """The thread's last request, offered to a compaction this call's opening runs."""
+        last = self.requests.get(thread_id) if thread_id else None
+        if last is None:
+            return None
+        manager = self.services.manager
+
+        def render(messages: list[BaseMessage], info: dict[str, Any]) -> list[BaseMessage]:
+            return manager.model_input({**state, "messages": messages, "memory_context": info})
+
+        return AgentView(last, render)
+
     def invoke(self, state: State, config: RunnableConfig) -> State:
         """Open or manage, answer, and close the turn when the answer is final."""
         store, ctx, services = get_store(), run_context(self.services.membership), self.services
-        with screening(services.screen):
+        thread_id = self._thread(config)
+        with screening(services.screen), agent_view(self._view(state, thread_id)):
             opened = run(store, self._opening(state)(state, config, ctx))
             local = applied(state, opened)
             model = self.model(local)
-            reply = _identified(model.invoke(services.manager.model_input(local)))
+            sent = services.manager.model_input(local)
+            reply = _identified(model.invoke(sent))
+            if thread_id:
+                self.requests.record(thread_id, model, sent)
             if not self._done(reply):
                 return combined(opened, reply, {})
             ended = {**local, "messages": [*local["messages"], reply]}
@@ -107,11 +130,15 @@ class AgentStep:
     async def ainvoke(self, state: State, config: RunnableConfig) -> State:
         """Async twin of invoke."""
         store, ctx, services = get_store(), run_context(self.services.membership), self.services
-        with screening(services.screen):
+        thread_id = self._thread(config)
+        with screening(services.screen), agent_view(self._view(state, thread_id)):
             opened = await arun(store, self._opening(state)(state, config, ctx))
             local = applied(state, opened)
             model = self.model(local)
-            reply = _identified(await model.ainvoke(services.manager.model_input(local)))
+            sent = services.manager.model_input(local)
+            reply = _identified(await model.ainvoke(sent))
+            if thread_id:
+                self.requests.record(thread_id, model, sent)
             if not self._done(reply):
                 return combined(opened, reply, {})
             ended = {**local, "messages": [*local["messages"], reply]}

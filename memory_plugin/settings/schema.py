@@ -158,6 +158,16 @@ class MemorySettings(BaseModel):
     summarization_keep_ratio: float = _f(
         0.10, "share of the window kept verbatim after compaction", ge=0.01, le=0.5
     )
+    compaction_on_break_ratio: float = _f(
+        0.25,
+        (
+            "on a call whose request changes anyway (memory removed from what the model was "
+            "shown), compact once the thread passes this share of the window (at most the "
+            "trigger): that request is billed in full regardless"
+        ),
+        ge=0.05,
+        le=0.95,
+    )
     fallback_context_window: int = _f(
         200_000, "window used when the model reports none", ge=4_096, le=10_000_000
     )
@@ -166,6 +176,25 @@ class MemorySettings(BaseModel):
     )
     summary_timeout_seconds: float = _f(
         30.0, "a compaction or rolling summary call never holds a turn longer", ge=1.0, le=600.0
+    )
+    prompt_cache_read_ratio: float = _f(
+        0.10,
+        (
+            "what the agent's provider bills for cached input, as a share of its input price: "
+            "a compaction repeats the agent's last request to ask for the summary (read from "
+            "the provider's prompt cache) when that bills less than a transcript; 1 never does"
+        ),
+        ge=0.0,
+        le=1.0,
+    )
+    prompt_cache_seconds: float = _f(
+        300.0,
+        (
+            "how long the provider keeps a request cached: a compaction later than this after "
+            "the agent's last call sends a transcript"
+        ),
+        ge=0.0,
+        le=86_400.0,
     )
 
     # Thread and agent memory (thread-and-agent-memory.md)
