@@ -11,7 +11,10 @@ Run: python bench/context_replay.py [--tokens 400000] [--window 128000] [--seed 
 Two conversations, each run through `create_memory_graph` built as a user would (the backend
 from `connect`, every memory kind on its defaults) with fake models standing for the LLM:
 `ReplayChat` answers from the script and records every call it gets; `MaintenanceChat` writes
-summaries, flush notes and profile rewrites and counts them.
+summaries, flush notes and profile rewrites and counts them. Our graph gets no maintenance
+model, as shipped: its memory work goes to the agent's model unbound, which `ReplayChat`
+hands to `MaintenanceChat`; a compaction's summary asked by repeating the agent's request
+(memory_plugin.context_management.cache_share) is a recorded call.
 
 - The default replay is generated from `--seed`: each turn is a user question (one in seven
   pastes 2-12 KB), one to four tool steps (one to three parallel calls each, outputs of
@@ -37,7 +40,10 @@ summaries, flush notes and profile rewrites and counts them.
   bench/product.py builds that side; it has no memory: its `remember` stores nothing); one
   table: input tokens, the tokens in the previous request's byte prefix (what a provider
   caches), the bill with cached input at 10% and at 50% of the normal price (in full-price
-  tokens, the plugin's counter, tools included, agent model calls only), the share of calls
+  tokens, the plugin's counter, tools included: every request the agent's model gets, a
+  compaction's summary asked by repeating the agent's request among them, plus the summaries
+  sent as a transcript at the full price; flush notes and profile updates, which LangChain's
+  side does not make, are not counted), the share of calls
   keeping the previous request as a byte prefix and the breaks a removal caused, with the
   host's load; then each side's breaks by the first element that differed (the JSON lists
   every break).
@@ -110,6 +116,7 @@ from memory_plugin import (
     create_memory_graph,
 )
 from memory_plugin.blocks import SUMMARY_TAG
+from memory_plugin.context_management.cache_share import SUMMARY_REQUEST
 from memory_plugin.scoped.blocks import NOTES_BLOCK
 from memory_plugin.settings import MemorySettings
 from memory_plugin.tokens import counter_for
@@ -448,6 +455,7 @@ class CallRecord:
     messages: int
     first_differing_byte: int
     memory: str = ""
+    summary_request: bool = False
 
 
 class ReplayChat(BaseChatModel):
@@ -481,7 +489,12 @@ class ReplayChat(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self.calls.append(self.record(messages, kwargs.get("tools") or []))
+        if not kwargs.get("tools"):  # memory work, through the agent's model as shipped
+            return self.maintenance._generate(messages)
+        self.calls.append(self.record(messages, kwargs["tools"]))
+        if f"<{SUMMARY_REQUEST}>" in str(messages[-1].content):
+            self.calls[-1].summary_request = True
+            return self.maintenance.cached_summary()
         current = self.turns[self.turn]
         if self.step < len(current.steps):
             calls = [
@@ -605,7 +618,9 @@ class MaintenanceChat(BaseChatModel):
     maintenance call)."""
 
     summaries: int = 0
+    cached_summaries: int = 0
     summary_tokens: int = 0
+    other_tokens: int = 0
     counter: Any = None
     flushes: int = 0
     profile_rewrites: int = 0
@@ -634,6 +649,7 @@ class MaintenanceChat(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         system = str(messages[0].content) if messages else ""
         prompt = str(messages[-1].content) if messages else ""
+        tokens = self.counter.count(messages) if self.counter else 0
         if PROFILE_TITLE in system and "<exchange>" in prompt:
             text = self.consolidate(prompt)
         elif "long-term memory" in system:
@@ -641,11 +657,20 @@ class MaintenanceChat(BaseChatModel):
             text = f"Working on turn-by-turn diagnostics; flush {self.flushes}."
         elif "summar" in system.lower():
             self.summaries += 1
-            self.summary_tokens += self.counter.count(messages) if self.counter else 0
+            self.summary_tokens += tokens
             text = f"Summary {self.summaries}: the user asked about many issues; all resolved."
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
         else:
             self.others += 1
             text = "NOOP"
+        self.other_tokens += tokens
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+    def cached_summary(self) -> ChatResult:
+        """A summary asked by repeating the agent's request (billed as an agent call)."""
+        self.summaries += 1
+        self.cached_summaries += 1
+        text = f"Summary {self.summaries}: the user asked about many issues; all resolved."
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
     def consolidate(self, prompt: str) -> str:
@@ -708,6 +733,8 @@ class Report:
     median_turn_ms: float
     removals: int = 0
     summary_input_tokens: int = 0
+    summaries_from_cache: int = 0
+    memory_work_tokens: int = 0
     removal_calls: list[int] = field(default_factory=list)
     removed_still_shown_calls: int = 0
     breaks_by_cause: dict[str, int] = field(default_factory=dict)
@@ -777,7 +804,6 @@ def replay(
             checkpointer=backend.checkpointer,
             settings=settings,
             system_prompt=prompt,
-            maintenance_model=maintenance,
         )
         config: RunnableConfig = {
             "configurable": {"thread_id": f"replay-{seed}"},
@@ -877,13 +903,16 @@ CACHE_PRICES = (0.1, 0.5)
 
 
 def bill(report: Report, cached_price: float) -> float:
-    """The session's input bill in full-price tokens: what the previous request's byte
-    prefix covers at `cached_price`, the rest at 1."""
+    """The session's input bill in full-price tokens: every request the agent's model got
+    (a summary asked by repeating the agent's request among them), what the previous
+    request's byte prefix covers at `cached_price` and the rest at 1, plus the summaries sent
+    as a transcript (at 1: they start with no earlier request)."""
     return float(
         sum(
             r["request_tokens"] - r["cacheable_tokens"] + cached_price * r["cacheable_tokens"]
             for r in report.calls
         )
+        + report.summary_input_tokens
     )
 
 
@@ -897,7 +926,9 @@ def bill_row(variant: str, side: str, report: Report) -> dict[str, Any]:
         "side": side,
         "model_calls": report.model_calls,
         "compactions": report.summaries,
+        "summaries_from_cache": report.summaries_from_cache,
         "summary_input_tokens": report.summary_input_tokens,
+        "memory_work_tokens": report.memory_work_tokens,
         "input_tokens": sum(r["request_tokens"] for r in report.calls),
         "prefix_tokens": sum(r["cacheable_tokens"] for r in report.calls),
         **{f"bill_{round(p * 100)}": bill(report, p) for p in CACHE_PRICES},
@@ -914,13 +945,20 @@ def bill_row(variant: str, side: str, report: Report) -> dict[str, Any]:
 def bill_table(
     windows: Sequence[int], seed: int, turns: int, backend: str, settings: MemorySettings
 ) -> list[dict[str, Any]]:
-    """Both variants of the session, both sides, every window: one row each."""
+    """Both variants of the session, both sides, every window: one row each. Ours runs once
+    a price, its `prompt_cache_read_ratio` set to it, as a user of that provider sets it (the
+    row's other figures are the first price's run)."""
     rows = []
+    at = {p: settings.model_copy(update={"prompt_cache_read_ratio": p}) for p in CACHE_PRICES}
     for removals in (False, True):
         variant = "with removals" if removals else "session"
         for window in windows:
-            ours = replay(backend, seed, 0, window, settings, 0, turns, removals)
-            rows.append(bill_row(variant, "ours", ours))
+            runs = {p: replay(backend, seed, 0, window, at[p], 0, turns, removals) for p in at}
+            row = bill_row(variant, "ours", runs[CACHE_PRICES[0]])
+            for p, run in runs.items():
+                row[f"bill_{round(p * 100)}"] = bill(run, p)
+                row[f"share_{round(p * 100)}"] = run.byte_prefix_share
+            rows.append(row)
             theirs = replay_langchain(seed, window, settings, turns, removals)
             rows.append(bill_row(variant, "langchain", theirs))
     return rows
@@ -932,9 +970,11 @@ def print_bill(rows: list[dict[str, Any]]) -> None:
         "| variant | window | side | calls | compactions | input tokens | in the previous "
         "request's prefix | bill, cached at 10% | bill, cached at 50% | ours / LangChain "
         "(10%, 50%) | calls keeping the previous request as a byte prefix | breaks: removal "
-        "/ all | compactions' summary input tokens |"
+        "/ all | summaries asked by repeating the agent's request / as a transcript "
+        "(its input tokens) | flush notes and profile updates: input tokens, not billed "
+        "above |"
     )
-    print("| --- " * 13 + "|")
+    print("| --- " * 14 + "|")
     for i, r in enumerate(rows):
         other = rows[i + 1] if r["side"] == "ours" else None
         ratio = (
@@ -947,7 +987,8 @@ def print_bill(rows: list[dict[str, Any]]) -> None:
             f"| {r['compactions']} | {r['input_tokens']:,} | {r['prefix_tokens']:,} "
             f"| {r['bill_10']:,.0f} | {r['bill_50']:,.0f} | {ratio} "
             f"| {r['byte_prefix_share']:.1%} | {r['removal_breaks']} / {r['breaks']} "
-            f"| {r['summary_input_tokens']:,} |"
+            f"| {r['summaries_from_cache']} / {r['compactions'] - r['summaries_from_cache']} "
+            f"({r['summary_input_tokens']:,}) | {r['memory_work_tokens']:,} |"
         )
     print("\n| variant | window | side | breaks by the first element that differed |")
     print("| --- " * 4 + "|")
@@ -994,6 +1035,7 @@ def summarize(
                 "input_tokens": call.input_tokens,
                 "full_history_tokens": call.raw_tokens,
                 "summaries_since_last_call": since.get("summaries", 0),
+                "summary_request": call.summary_request,
                 "since_last_call": {k: v for k, v in since.items() if v},
                 "prefix_kept": prefix_kept,
                 "history_kept": history_kept,
@@ -1026,6 +1068,8 @@ def summarize(
         / max(sum(r["request_tokens"] for r in later), 1),
         summaries=counts["summaries"],
         summary_input_tokens=maintenance.summary_tokens,
+        summaries_from_cache=maintenance.cached_summaries,
+        memory_work_tokens=maintenance.other_tokens,
         flush_notes=counts["flushes"],
         profile_rewrites=counts["profile_rewrites"],
         profile_noops=counts["profile_noops"],
@@ -1180,7 +1224,9 @@ def main() -> None:
         print_bill(rows)
         print(
             f"\ntokens: {counter_for(None).name} counter (memory_plugin.tokens), tools "
-            "included; bill in full-price input tokens; agent model calls only\n" + load.line()
+            "included; bill in full-price input tokens: the agent's model calls and the "
+            "summaries (flush notes and profile updates, which LangChain's side does not "
+            "make, are not counted)\n" + load.line()
         )
         if args.json:
             table = {"host": load.to_json(), "counter": counter_for(None).name, "rows": rows}

@@ -26,7 +26,12 @@ def test_session_measures_the_bytes_sent_and_stores_the_memory_it_scripts(
 
     # every agent model call the script makes was recorded, in order
     assert figures["turns"] == 15
-    assert figures["model_calls"] == figures["scripted_calls"] == len(rows)
+    # (and the summaries a compaction asked by repeating the agent's request, which keep
+    # that request as their byte prefix; the call after one is sent the compacted thread)
+    asked = [r["call"] for r in rows if r["summary_request"]]
+    assert figures["summaries_from_cache"] == len(asked) >= 1
+    assert figures["model_calls"] == figures["scripted_calls"] + len(asked) == len(rows)
+    assert all(rows[i]["byte_prefix"] and rows[i + 1]["summaries_since_last_call"] for i in asked)
     assert [r["call"] for r in rows] == list(range(len(rows)))
     assert {r["turn"] for r in rows} == set(range(15))
     later = rows[1:]
@@ -133,16 +138,24 @@ def test_bill_compares_ours_with_langchain_on_both_variants(tmp_path: Path) -> N
     assert set(figures["host"]) >= {"cores", "load_before", "load_after", "loaded"}
     assert "host: " in done.stdout and "| with removals | 24,000 | langchain |" in done.stdout
 
-    for row in rows:
-        # the same script reaches both sides; the bill follows from the cached share
-        assert row["model_calls"] == rows[0]["model_calls"]
-        assert 0 < row["prefix_tokens"] < row["input_tokens"]
-        cached, full = row["prefix_tokens"], row["input_tokens"] - row["prefix_tokens"]
-        assert row["bill_10"] == pytest.approx(full + 0.1 * cached)
-        assert row["bill_50"] == pytest.approx(full + 0.5 * cached)
-        assert row["bill_10"] < row["bill_50"] < row["input_tokens"]
-        # the compactions' summary calls are counted beside the bill (they are not in it)
-        assert (row["summary_input_tokens"] > 0) == (row["compactions"] > 0)
+    for ours, theirs in zip(rows[::2], rows[1::2], strict=True):
+        # the same script reaches both sides; ours also sends the summaries it asks by
+        # repeating the agent's request to the agent's model
+        assert ours["model_calls"] - ours["summaries_from_cache"] == theirs["model_calls"]
+        assert theirs["summaries_from_cache"] == 0
+        for row in (ours, theirs):
+            assert 0 < row["prefix_tokens"] < row["input_tokens"]
+            cached, full = row["prefix_tokens"], row["input_tokens"] - row["prefix_tokens"]
+            # the summaries sent as a transcript are billed at the full price
+            transcripts = row["summary_input_tokens"]
+            assert row["bill_10"] == pytest.approx(full + 0.1 * cached + transcripts)
+            assert (transcripts > 0) == (row["compactions"] > row["summaries_from_cache"])
+        # ours runs again with the 50% price set (prompt_cache_read_ratio)
+        assert theirs["bill_50"] == pytest.approx(
+            theirs["input_tokens"] - 0.5 * theirs["prefix_tokens"] + theirs["summary_input_tokens"]
+        )
+        assert ours["bill_10"] < ours["bill_50"] and 0 < ours["share_50"] <= 1
+    assert any(r["summaries_from_cache"] for r in rows[::2]), "a summary repeated a request"
 
     # a removal takes the removed text out of our next input, and that call is counted
     removed = [r for r in rows if r["variant"] == "with removals" and r["side"] == "ours"]
