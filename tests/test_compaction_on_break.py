@@ -1,9 +1,8 @@
 """Issue 37, point 3: on a call whose request changes anyway (a removal's new snapshot, or a
-`<memory_update>` dropped for a removal), the shipped graph compacts once the thread passes
-`compaction_on_break_ratio` of the window, well below the compaction trigger: that request
-is billed in full regardless, and the compaction the next turns would bring lands on the
-break there is instead of breaking the provider's prompt cache again. Without the removal,
-or below that share, nothing is compacted on that call.
+`<memory_update>` dropped for a removal), the shipped graph compacts from
+`masking_min_clear_ratio` below the compaction trigger: the compaction the next turns would
+bring lands on the break there is instead of breaking the provider's prompt cache again.
+Without the removal, or further below the trigger, nothing is compacted on that call.
 
 Driven through `create_memory_graph` by tests/test_removals.py's runner (invoke and ainvoke,
 every backend); the removal is the console's REST door deleting a note.
@@ -44,11 +43,11 @@ from tests.test_removals import (
 WINDOW = 10_000
 SETTINGS = MemorySettings()
 TRIGGER = SETTINGS.summarization_trigger_ratio * WINDOW
-EARLY = SETTINGS.compaction_on_break_ratio * WINDOW
+EARLY = (SETTINGS.summarization_trigger_ratio - SETTINGS.masking_min_clear_ratio) * WINDOW
 WORDS = "word " * 800  # about a tenth of the window a question
 BIKE = "9375ZK"  # letters no hex id (a uuid) can hold
-IN_BAND = 4  # questions before the last call: its input is past the early share
-BELOW = 2  # its input is below that share
+IN_BAND = 7  # questions before the last call: its input is within the early share
+BELOW = 6  # one fewer: its input is further below the trigger than that
 CONFIG: dict[str, Any] = {"configurable": {"thread_id": "t1"}}
 
 
@@ -120,7 +119,7 @@ def not_compacted(runner: Windowed, compactions: int, questions: int) -> None:
 
 def in_band_without_removal(runner: Windowed, compactions: int) -> None:
     not_compacted(runner, compactions, IN_BAND)
-    assert sent_tokens(runner.model) >= EARLY, "the thread was past the early share"
+    assert sent_tokens(runner.model) >= EARLY, "the thread was within the early share"
 
 
 def below_with_removal(runner: Windowed, compactions: int) -> None:
@@ -128,17 +127,17 @@ def below_with_removal(runner: Windowed, compactions: int) -> None:
 
 
 CASES: list[tuple[str, int, str | None, Callable[[Windowed, int], None]]] = [
-    ("snapshot_note_removed_past_the_share", IN_BAND, "shown", compacted_on_the_removal),
-    ("told_note_removed_past_the_share", IN_BAND, "told", compacted_on_the_removal),
-    ("no_removal_past_the_share", IN_BAND, None, in_band_without_removal),
-    ("snapshot_note_removed_below_the_share", BELOW, "shown", below_with_removal),
-    ("told_note_removed_below_the_share", BELOW, "told", below_with_removal),
+    ("snapshot_note_removed_just_under_the_trigger", IN_BAND, "shown", compacted_on_the_removal),
+    ("told_note_removed_just_under_the_trigger", IN_BAND, "told", compacted_on_the_removal),
+    ("no_removal_just_under_the_trigger", IN_BAND, None, in_band_without_removal),
+    ("snapshot_note_removed_further_below", BELOW, "shown", below_with_removal),
+    ("told_note_removed_further_below", BELOW, "told", below_with_removal),
 ]
 IDS = [case[0] for case in CASES]
 
 
 @pytest.mark.parametrize(("name", "questions", "removal", "check"), CASES, ids=IDS)
-def test_a_removal_past_the_share_compacts_on_its_call(
+def test_a_removal_near_the_trigger_compacts_on_its_call(
     backend: Backend,
     name: str,
     questions: int,
@@ -154,7 +153,7 @@ def test_a_removal_past_the_share_compacts_on_its_call(
 
 
 @pytest.mark.parametrize(("name", "questions", "removal", "check"), CASES, ids=IDS)
-async def test_a_removal_past_the_share_compacts_on_its_call_async(
+async def test_a_removal_near_the_trigger_compacts_on_its_call_async(
     abackend: Backend,
     name: str,
     questions: int,

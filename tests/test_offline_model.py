@@ -9,11 +9,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
 
 from memory_plugin import Backend, MemoryContext, connect, create_memory_graph
 from memory_plugin.background import wait_all
+from memory_plugin.blocks import SUMMARY_TAG
+from memory_plugin.context_management.cache_share import summary_instruction
 from memory_plugin.context_management.prompts import flush_messages, summary_messages
 from memory_plugin.models.replies import checked_rewrite
 from memory_plugin.offline import local_embeddings
@@ -212,6 +214,10 @@ def test_long_pasted_text_leads_to_masking_and_compaction(backend: Backend) -> N
     assert ("context_management", "compacted") in events and wait_all()
     assert any("report" in note.body for note in ScopedMemory(backend.store).list_notes(ANN))
     assert ("context_management", "failed") not in events
+    state = graph.get_state({"configurable": {"thread_id": "long"}}).values
+    summary = state["memory_context"]["summary"].splitlines()
+    assert any("cat is called Tom" in line for line in summary)
+    assert all(line.startswith("- ") for line in summary), "a summary, not an answer"
     answer, _ = say(graph, "what is my cat called?", "long")
     assert "Your cat is called Tom" in answer
     answer, _ = say(graph, "what does paragraph 7 list?", "long")
@@ -347,6 +353,23 @@ def test_summary_and_flush_replies() -> None:
     assert first.startswith("- The user said: my budget is 5000 euros")
     note = _answer(flush_messages(turns[:2], 60)).text
     assert "\n" not in note and len(note) <= 60 and "budget" in note
+
+
+def test_a_summary_asked_by_repeating_the_request_covers_what_comes_before_the_kept() -> None:
+    turns = [
+        HumanMessage("my budget is 5000 euros"),
+        AIMessage("Noted: your budget is 5000 euros."),
+        HumanMessage("and the deadline is in May"),
+        AIMessage("Noted: the deadline is in May."),
+    ]
+    previous = "- The user said: the plan has 8 points"
+    system = SystemMessage(f"Be brief.\n\n<{SUMMARY_TAG}>\n{previous}\n</{SUMMARY_TAG}>")
+    repeated = [system, *turns, summary_instruction(turns[2])]
+    summary = checked_rewrite(_answer(repeated), previous=previous, what="summary")
+    from_transcript = _answer(summary_messages(previous, turns[:2])).text
+    assert summary == from_transcript
+    assert summary.startswith(previous) and "budget is 5000 euros" in summary
+    assert "deadline" not in summary, "the kept messages stay out of the summary"
 
 
 def test_nightly_consolidation_folds_the_notes_into_the_document(backend: Backend) -> None:

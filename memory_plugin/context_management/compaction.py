@@ -6,11 +6,11 @@ write_todos call stays with its result. Summaries are progressive: the previous 
 fed into the next. A summary the model fails to write, or one `checked_rewrite` refuses, is
 a failed compaction: the conversation stays as it was. On a call whose request changes
 anyway (a new snapshot of memory after a removal, or an update dropped for one: masking.py
-`resnapshotted`), compaction runs from `compaction_on_break_ratio` of the window, and on one
-where masking left its pass to compaction (due.py) from `masking_min_clear_ratio` below its
-trigger: the provider's prompt cache breaks there regardless, so the compaction the next
-turns would bring costs no second break. Summarize now keeps the latest complete turn (or
-the keep share, whichever is smaller) and compacts everything before it.
+`resnapshotted`), or one where masking left its pass to compaction (due.py), compaction
+runs from `masking_min_clear_ratio` below its trigger: the provider's prompt cache breaks
+there regardless, so the compaction the next turns would bring costs no second break.
+Summarize now keeps the latest complete turn (or the keep share, whichever is smaller) and
+compacts everything before it.
 
 The summary is asked by repeating the agent's last request with one instruction after it
 when that bills less than a transcript of what it summarizes (cache_share.py), else from the
@@ -268,9 +268,9 @@ class CompactionStep:
         self.journal = journal
 
     def step(self, turn: Turn, kind: Trigger, prefix_breaks: bool = False) -> Plan[Compaction]:
-        """Compact when due (always for `manual`; earlier when `prefix_breaks`, due.py);
-        whatever it would take out of the thread unjournaled is journaled first (what it keeps
-        is journaled with the turn's end)."""
+        """Compact when due (always for `manual`; from `masking_min_clear_ratio` below the
+        trigger when `prefix_breaks`); whatever it would take out of the thread unjournaled is
+        journaled first (what it keeps is journaled with the turn's end)."""
         counts, _ = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
         size = window(self.model, turn.settings)

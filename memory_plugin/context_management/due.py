@@ -29,13 +29,6 @@ COUNTED_LAST = "counted_last_id"
 FAILED_IN = "compaction_failed_in"
 
 
-def input_tokens(info: dict[str, Any], counter: TokenCounter) -> int:
-    """The model's input as compaction counts it: the transcript with its masked outputs at
-    full size, the running summary and the protected prefix load_memory counted."""
-    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
-    return before + int(info.get(PREFIX_TOKENS, 0)) + int(info.get(MASKED_TOKENS, 0))
-
-
 def compaction_due(
     info: dict[str, Any],
     settings: MemorySettings,
@@ -44,17 +37,16 @@ def compaction_due(
     *,
     prefix_breaks: bool = False,
 ) -> bool:
-    """Whether the model's input (`input_tokens`) has crossed the trigger; from
-    `masking_min_clear_ratio` below it when masking left its pass to compaction on this
-    call, and from `compaction_on_break_ratio` of the window when the call's request changes
-    anyway (`prefix_breaks`): the request is billed in full there, so the summary costs
-    about what re-sending the messages it replaces would."""
+    """Whether the model's input (the transcript with its masked outputs at full size, the
+    running summary and the protected prefix load_memory counted) has crossed the trigger;
+    when `prefix_breaks` (the call's request changes anyway, or masking left its pass to
+    compaction on this call), the trigger less `masking_min_clear_ratio`: the compaction the
+    next turns would bring costs no cache here."""
+    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
+    before += int(info.get(PREFIX_TOKENS, 0)) + int(info.get(MASKED_TOKENS, 0))
+    early = prefix_breaks or deferred(info)
     trigger = settings.summarization_trigger_ratio
-    if deferred(info):
-        trigger -= settings.masking_min_clear_ratio
-    if prefix_breaks:
-        trigger = min(trigger, settings.compaction_on_break_ratio)
-    return input_tokens(info, counter) >= trigger * window
+    return before >= (trigger - (settings.masking_min_clear_ratio if early else 0.0)) * window
 
 
 def deferred(info: dict[str, Any]) -> bool:
@@ -92,6 +84,7 @@ def leave_to_compaction(
     opened_by = latest_user_message_id(messages)
     if opened_by is not None and info.get(FAILED_IN) == opened_by:
         return False
-    trigger = settings.summarization_trigger_ratio
-    tokens = input_tokens(info, counter)
-    return (trigger - settings.masking_min_clear_ratio) * window <= tokens < trigger * window
+    plain = {**info, MASK_DEFERRED: None}
+    return compaction_due(
+        plain, settings, window, counter, prefix_breaks=True
+    ) and not compaction_due(plain, settings, window, counter)

@@ -48,7 +48,12 @@ from memory_plugin.offline.text import (
     shortened,
     stated_facts,
 )
-from memory_plugin.offline.upkeep import said, upkeep_answer
+from memory_plugin.offline.upkeep import (
+    said,
+    summarize_request,
+    summary_requested,
+    upkeep_answer,
+)
 from memory_plugin.text import search_terms
 
 WINDOW = 8_000
@@ -338,6 +343,8 @@ class OfflineModel(BaseChatModel):
 
     def respond(self, messages: Sequence[BaseMessage], **kwargs: Any) -> AIMessage:
         """The reply to `messages`, with the tools in `kwargs["tools"]` offered."""
+        if summary_requested(messages):
+            return AIMessage(summarize_request(messages))
         system = _text(messages[0]) if messages and isinstance(messages[0], SystemMessage) else ""
         upkeep = upkeep_answer(system, _text(messages[-1])) if len(messages) > 1 else None
         if upkeep is not None:

@@ -1,4 +1,5 @@
-"""The offline model's answers to memory's own prompts: compaction summaries, flush notes,
+"""The offline model's answers to memory's own prompts: compaction summaries (from a
+transcript, or asked by repeating the agent's request: `summarize_request`), flush notes,
 profile consolidation and condensation, document compression and nightly consolidation.
 
 Each answer keeps what it was shown (so `replies.checked_rewrite` and the profile guard accept
@@ -8,10 +9,19 @@ it) and adds only what the user said; none invents anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from memory_plugin.context_management.prompts import FLUSH_SYSTEM, SUMMARY_SYSTEM
+from langchain_core.messages import BaseMessage, SystemMessage
+
+from memory_plugin.blocks import SUMMARY_TAG
+from memory_plugin.context_management.cache_share import SUMMARY_REQUEST
+from memory_plugin.context_management.prompts import (
+    FLUSH_SYSTEM,
+    SUMMARY_SYSTEM,
+    message_text,
+    summary_messages,
+)
 from memory_plugin.errors import MemoryWriteError
 from memory_plugin.offline.text import sentence_case, sentences, shortened
 from memory_plugin.profile.budget import body
@@ -251,6 +261,27 @@ def summarize(prompt: str) -> str:
     keep = max(SUMMARY_LINES - len(new), len(old) - len(old) // 3, 0)
     lines = [*old[len(old) - min(keep, len(old)) :], *new]
     return "\n".join(lines) or "- The conversation had no messages worth keeping."
+
+
+def summary_requested(messages: Sequence[BaseMessage]) -> bool:
+    """Whether these messages are the agent's request repeated to ask for a summary."""
+    return bool(messages) and f"<{SUMMARY_REQUEST}>" in message_text(messages[-1])
+
+
+def summarize_request(messages: Sequence[BaseMessage]) -> str:
+    """`summarize` of the messages before the one the instruction quotes, the system
+    message's conversation summary as the previous one."""
+    system = message_text(messages[0]) if isinstance(messages[0], SystemMessage) else ""
+    shown = list(messages[1 if system else 0 : -1])
+    quote = re.search(r"«(.*?)(?: …)?»", message_text(messages[-1]), re.S)
+    wanted = quote.group(1) if quote is not None else None
+    cut = len(shown)
+    for i in range(len(shown) - 1, -1, -1):
+        if wanted is not None and " ".join(message_text(shown[i]).split()).startswith(wanted):
+            cut = i
+            break
+    prompt = summary_messages(said(system, SUMMARY_TAG), shown[:cut])[-1]
+    return summarize(message_text(prompt))
 
 
 def flush_note(prompt: str, system: str) -> str:

@@ -158,16 +158,6 @@ class MemorySettings(BaseModel):
     summarization_keep_ratio: float = _f(
         0.10, "share of the window kept verbatim after compaction", ge=0.01, le=0.5
     )
-    compaction_on_break_ratio: float = _f(
-        0.25,
-        (
-            "on a call whose request changes anyway (memory removed from what the model was "
-            "shown), compact once the thread passes this share of the window (at most the "
-            "trigger): that request is billed in full regardless"
-        ),
-        ge=0.05,
-        le=0.95,
-    )
     fallback_context_window: int = _f(
         200_000, "window used when the model reports none", ge=4_096, le=10_000_000
     )
