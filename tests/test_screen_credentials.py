@@ -116,6 +116,11 @@ PROVIDERS = [
         p("Server=db1;Database=app;User Id=sa;Password=", fake(ALNUM, 12), ";"),
     ),
     ("private key block", p("-----BEGIN ENCRYPTED ", "PRIVATE KEY-----")),
+    ("netrc credentials", p("machine api.example.com login deploy password ", fake(ALNUM, 12))),
+    (
+        "netrc credentials",
+        p("~/.netrc:\nmachine git.acme.io\n  login ci\n  password ", fake(ALNUM, 16)),
+    ),
 ]
 WORDS = [
     ("Secret Keyword", p('db_password = "', fake(ALNUM, 14), '"')),
@@ -154,6 +159,9 @@ NEAR_MISSES = [
     "-----BEGIN CERTIFICATE-----",
     "-----BEGIN PUBLIC KEY-----",
     "SSH public key fingerprint SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+    "the machine learning login page has a password reset link",
+    "machine api.example.com login deploy password ${NETRC_PASSWORD}",
+    "put the machine name, login and password in ~/.netrc",
 ]
 
 

@@ -99,6 +99,12 @@ PROVIDER_PATTERNS: dict[str, re.Pattern[str]] = {
     }.items()
 }
 """Token formats of providers detect-secrets lacks, each reported under its provider's name."""
+NETRC = "netrc credentials"
+_NETRC = re.compile(
+    r"\bmachine\s{1,10}(?:localhost|[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,10})\s{1,10}"
+    r"(?:login\s{1,10}\S{1,128}\s{1,10})?password\s{1,10}(?![$<{%*])\S{3,128}"
+)
+"""A .netrc entry with its password, on one line or over several (the file's usual form)."""
 
 _WORD = (
     r"(password|passwd|pwd|passphrase|passcode|pin code|secret|api[ _-]?key|access[ _-]?key|"
@@ -275,6 +281,8 @@ def credential_kind(text: str) -> str | None:
     for name, pattern in PROVIDER_PATTERNS.items():
         if any(pattern.search(window) for window in parts):
             return name
+    if "machine" in text and _NETRC.search(text):
+        return NETRC
     if any(_keyword_secret(window) for window in parts):
         return str(_KEYWORD.secret_type)
     for match in _PHRASE.finditer(text):
