@@ -116,6 +116,8 @@ PROVIDERS = [
         p("Server=db1;Database=app;User Id=sa;Password=", fake(ALNUM, 12), ";"),
     ),
     ("private key block", p("-----BEGIN ENCRYPTED ", "PRIVATE KEY-----")),
+    ("Slack app token", p("xapp", "-1-A0", fake(UPPER_ALNUM, 9), "-4829137564821-", fake(HEX, 64))),
+    ("pgpass line", p("db.internal:5432:orders:app:", fake(ALNUM, 14))),
     ("netrc credentials", p("machine api.example.com login deploy password ", fake(ALNUM, 12))),
     (
         "netrc credentials",
@@ -162,6 +164,9 @@ NEAR_MISSES = [
     "the machine learning login page has a password reset link",
     "machine api.example.com login deploy password ${NETRC_PASSWORD}",
     "put the machine name, login and password in ~/.netrc",
+    "standup:10:30:team:notes",
+    "localhost:5432:orders:app:*",
+    "pypi-publish is the name of the release job",
 ]
 
 

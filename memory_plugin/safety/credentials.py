@@ -96,6 +96,11 @@ PROVIDER_PATTERNS: dict[str, re.Pattern[str]] = {
             r"|(?:^|[;\s\"'])(?:password|pwd)\s{0,5}=\s{0,5}(?![$<{%])[^;\s'\"]{3,128}\s{0,5};"
         ),
         "private key block": r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3",
+        "Slack app token": r"\bxapp-\d-[A-Z0-9]{9,12}-\d{10,16}-[a-f0-9]{64}\b",
+        "pgpass line": (
+            r"^(?:localhost|[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,10}|\*):(?:\d{1,5}|\*)"
+            r":[\w.\-*]{1,63}:[\w.\-*]{1,63}:(?![$<{%*]|\*+$)\S{3,128}$"
+        ),
     }.items()
 }
 """Token formats of providers detect-secrets lacks, each reported under its provider's name."""
