@@ -23,7 +23,9 @@ Left out, on purpose:
   provider's prefix a provider pattern's.
 
 Every pattern sees one line, a long line cut into bounded overlapping windows (`windows`), and
-the patterns added here have bounded quantifiers, so a long text costs linear time.
+the patterns added here have bounded quantifiers, so a long text costs linear time. A detector
+or provider pattern runs only where its RE2 rewrite (superset.py: matching wherever it can
+match, and perhaps more) finds something in the text, so most notes skip most of them.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ from detect_secrets.plugins.keyword import (
     QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
     KeywordDetector,
 )
+
+from memory_plugin.safety.superset import Sieve, sieve
 
 _SKIPPED = (HighEntropyStringsPlugin, IPPublicDetector, KeywordDetector)
 """Not run as regex detectors: see the module docstring (KeywordDetector runs filtered)."""
@@ -277,14 +281,41 @@ def _keyword_secret_plain(line: str) -> bool:
     )
 
 
+@cache
+def _sieve() -> tuple[Sieve | None, tuple[range, ...]]:
+    """The RE2 sieve over every detector's patterns and then every provider's, and which of
+    its patterns are each detector's."""
+    patterns: list[re.Pattern[str]] = []
+    spans = []
+    for detector in _detectors():
+        spans.append(range(len(patterns), len(patterns) + len(detector.denylist)))
+        patterns.extend(detector.denylist)
+    patterns.extend(PROVIDER_PATTERNS.values())
+    return sieve(patterns), tuple(spans)
+
+
+def prepare() -> None:
+    """Build the detectors and their RE2 sieve now, not at the first write."""
+    _sieve()
+
+
 def credential_kind(text: str) -> str | None:
     """What kind of credential the text holds (e.g. "GitHub Token"), else None."""
     parts = list(windows(text))
-    for detector in _detectors():
+    fast, spans = _sieve()
+    scanned = fast.scan(parts) if fast is not None else None
+
+    def may(number: int) -> bool:
+        return fast is None or fast.may_match(number, scanned)
+
+    for detector, span in zip(_detectors(), spans, strict=True):
+        if not any(may(number) for number in span):
+            continue
         if any(True for window in parts for _ in detector.analyze_string(window)):
             return str(detector.secret_type)
-    for name, pattern in PROVIDER_PATTERNS.items():
-        if any(pattern.search(window) for window in parts):
+    first = spans[-1].stop if spans else 0
+    for number, (name, pattern) in enumerate(PROVIDER_PATTERNS.items(), start=first):
+        if may(number) and any(pattern.search(window) for window in parts):
             return name
     if "machine" in text and _NETRC.search(text):
         return NETRC

@@ -66,9 +66,21 @@ def _char(code: int) -> str:
     return f"\\x{{{code:x}}}"
 
 
-def _ranges(items: Sequence[Node]) -> tuple[bool, list[tuple[int, int]]]:
+_TURKISH_I = (0x49, 0x69, 0x130, 0x131)
+"""Python's `re` folds these four into one case; RE2's (?i) keeps I, i apart from U+0130, U+0131."""
+
+
+def _folded(code: int) -> str:
+    """A literal under IGNORECASE: RE2's (?i) folds it, the Turkish i's spelt out."""
+    if code in _TURKISH_I:
+        return "[" + "".join(_char(c) for c in _TURKISH_I) + "]"
+    return _char(code)
+
+
+def _ranges(items: Sequence[Node], fold: bool) -> tuple[bool, list[tuple[int, int]]]:
     """Whether a class is negated, and the ranges of code points it lists (for a category,
-    more than it holds in a plain class, less in a negated one)."""
+    more than it holds in a plain class, less in a negated one; under `fold`, a range holding
+    a Turkish i holds all four)."""
     negated = any(op is _sre.NEGATE for op, _ in items)
     ranges = []
     for op, av in items:
@@ -82,11 +94,13 @@ def _ranges(items: Sequence[Node]) -> tuple[bool, list[tuple[int, int]]]:
             ranges.extend(_category(av, widest=not negated))
         else:
             raise _Unsupported(op)
+    if fold and any(low <= c <= high for c in _TURKISH_I for low, high in ranges):
+        ranges.extend((c, c) for c in _TURKISH_I)
     return negated, ranges
 
 
-def _class(items: Sequence[Node]) -> str:
-    negated, ranges = _ranges(items)
+def _class(items: Sequence[Node], fold: bool) -> str:
+    negated, ranges = _ranges(items, fold)
     parts = []
     for low, high in ranges:
         for a, b in ((low, min(high, _SURROGATES[0] - 1)), (max(low, _SURROGATES[1] + 1), high)):
@@ -97,19 +111,21 @@ def _class(items: Sequence[Node]) -> str:
     return f"[{'^' if negated else ''}{''.join(parts)}]"
 
 
-def _sequence(items: Iterable[Node], loose: bool) -> str:
-    return "".join(_node(op, av, loose) for op, av in items)
+def _sequence(items: Iterable[Node], loose: bool, fold: bool = False) -> str:
+    return "".join(_node(op, av, loose, fold) for op, av in items)
 
 
-def _node(op: Any, av: Any, loose: bool) -> str:
+def _node(op: Any, av: Any, loose: bool, fold: bool) -> str:
     if op is _sre.LITERAL:
-        return _char(av)
+        return _folded(av) if fold else _char(av)
     if op is _sre.NOT_LITERAL:
+        if fold and av in _TURKISH_I:
+            return "[^" + "".join(_char(c) for c in _TURKISH_I) + "]"
         return f"[^{_char(av)}]"
     if op is _sre.ANY:
         return "(?s:.)"
     if op is _sre.IN:
-        return _class(av)
+        return _class(av, fold)
     if op is _sre.AT:
         if av in _LINE_START:
             return "(?m:^)"
@@ -119,13 +135,14 @@ def _node(op: Any, av: Any, loose: bool) -> str:
     if op in _LOOSE:
         return ""
     if op is _sre.BRANCH:
-        return "(?:" + "|".join(_sequence(branch, loose) for branch in av[1]) + ")"
+        return "(?:" + "|".join(_sequence(branch, loose, fold) for branch in av[1]) + ")"
     if op is _sre.SUBPATTERN:
-        if (av[1] | av[2]) & (_sre.SRE_FLAG_IGNORECASE | _sre.SRE_FLAG_VERBOSE):
+        if (av[1] | av[2]) & _sre.SRE_FLAG_VERBOSE or av[2] & _sre.SRE_FLAG_IGNORECASE:
             raise _Unsupported(op)
-        return f"(?:{_sequence(av[3], loose)})"
+        inner = fold or bool(av[1] & _sre.SRE_FLAG_IGNORECASE)
+        return f"(?{'i' if inner else ''}:{_sequence(av[3], loose, inner)})"
     if op is _sre.ATOMIC_GROUP:
-        return f"(?:{_sequence(av, loose)})"
+        return f"(?:{_sequence(av, loose, fold)})"
     if op in _REPEATS:
         low, high, item = av
         if low > _MAX_COUNT:
@@ -134,7 +151,7 @@ def _node(op: Any, av: Any, loose: bool) -> str:
             low = 1
         unbounded = high is _sre.MAXREPEAT or high > (_LOOSE_ABOVE if loose else _MAX_COUNT)
         top = "" if unbounded else str(high)
-        return f"(?:{_sequence(item, loose)}){{{low},{top}}}"
+        return f"(?:{_sequence(item, loose, fold)}){{{low},{top}}}"
     raise _Unsupported(op)
 
 
@@ -144,12 +161,14 @@ def rewrite(pattern: re.Pattern[str], *, loose: bool = False) -> str | None:
     repeat above _LOOSE_ABOVE is dropped (at most: no most; at least: at least once): the
     rewrite matches wherever the exact one does, with an automaton of a few states instead of
     one per count."""
-    if pattern.flags & (re.IGNORECASE | re.VERBOSE):
+    if pattern.flags & re.VERBOSE:
         return None
+    fold = bool(pattern.flags & re.IGNORECASE)
     try:
-        return _sequence(_parser.parse(pattern.pattern, pattern.flags), loose)
+        found = _sequence(_parser.parse(pattern.pattern, pattern.flags), loose, fold)
     except _Unsupported:
         return None
+    return f"(?i:{found})" if fold else found
 
 
 class Sieve:
