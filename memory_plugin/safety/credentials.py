@@ -288,8 +288,9 @@ def _sieve() -> tuple[Sieve | None, tuple[range, ...]]:
     patterns: list[re.Pattern[str]] = []
     spans = []
     for detector in _detectors():
-        spans.append(range(len(patterns), len(patterns) + len(detector.denylist)))
-        patterns.extend(detector.denylist)
+        own = tuple(detector.denylist)
+        spans.append(range(len(patterns), len(patterns) + len(own)))
+        patterns.extend(own)
     patterns.extend(PROVIDER_PATTERNS.values())
     return sieve(patterns), tuple(spans)
 
