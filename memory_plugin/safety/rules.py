@@ -50,7 +50,8 @@ _SECRET_THINGS = (
     r"|passwd|passphrases?|\.env\b|env(ironment)? ?(vars?|variables)|\.netrc|\.pgpass|\.npmrc"
     r"|\.pypirc|\.git-credentials|aws[/ ]credentials|\.aws|id_rsa|id_ed25519|ssh ?keys?"
     r"|private ?keys?|cookies?|session ?(ids?|tokens?)|(the |this |our |whole |entire |full )*"
-    r"(conversation|chat|dialog(ue)?|transcript|messages|chat history|history|system prompt)"
+    r"(conversation|chat|dialog(ue)?|transcript|chat history|history|system prompt)"
+    r"|(the |this |our |whole |entire |full )+messages"
     r"|(every|each|all( the)?|any) (messages?|conversations?|chats?|prompts?|inputs?|replies|"
     r"questions|answers|requests?)|everything the user|what the user (writes|says|types)"
     r"|user ?data|personal data|\$[a-z_]*(key|token|secret|pass)[a-z_]*)"
@@ -115,13 +116,16 @@ INSTRUCTION = Rule(
         r"\bthese (instructions|rules|directives) (supersede|override|replace|take precedence)",
         r"\b(supersedes?|overrides?|replaces?|takes? precedence over) (all|any|every|the|your)"
         r"\s*(previous|prior|earlier|other|system)?\s*(instructions|rules|prompts?|directives)",
-        r"\b(system|admin|administrator|root|developer|sudo|god|dan|jailbreak|maintenance|debug|"
-        r"unrestricted|unfiltered|unlocked|evil|chaos)\s*(mode|override)\b\s*"
+        # a product's admin, maintenance, debug or developer mode is a note's business: only
+        # the modes that exist to unbind a model, and an override of the system, are refused
+        r"\b(dan|jailbreak|unrestricted|unfiltered|unlocked|evil|chaos)\s*(mode|override)\b\s*"
         r"(enabled|activated|on|engaged|:|now|unlocked)",
+        r"\b(system|admin|administrator|root|sudo|developer)\s*override\b\s*"
+        r"(enabled|activated|engaged|now)",
         r"\b(enable|activate|enter|switch to|turn on|unlock|engage|go into)\s+(the\s+)?"
-        r"(developer|dev|debug|god|admin|sudo|jailbreak|jailbroken|unrestricted|unfiltered|dan|"
-        r"evil|maintenance|root|uncensored|test)\s+mode",
-        r"\bdo anything now\b|\bdan mode\b|\bdeveloper mode (enabled|activated|on)\b",
+        r"(jailbreak|jailbroken|unrestricted|unfiltered|dan|evil|uncensored)\s+mode",
+        r"\bdo anything now\b|\bdan mode\b|\b(chatgpt|gpt|ai|assistant|model) with developer mode"
+        r" (enabled|activated|on)\b",
         r"\b(you|assistant|model|ai)\b[^.\n]{0,20}\b(have|has|are|is|with|without)\s+(no|zero|"
         r"without( any)?)\s+(restrictions|limits|limitations|filters|rules|guidelines|"
         r"ethical|moral|content polic)",
@@ -175,8 +179,10 @@ INSTRUCTION = Rule(
         r"\bif (questioned|asked|challenged)\b[^.\n]{0,30}\b(report|say|answer|respond|reply|"
         r"insist|claim) that\b",
         r"\bsystem chain of thought\b|\b(override|ignore) (manual|human) (scoring|review)",
-        r"\bfrom (now|this point|here) on(ward)?s?\b,?\s*(you|your|always|never|respond|answer|"
-        r"reply|act|behave|call|speak|say|ignore|only|the (assistant|ai|model))",
+        # "from now on" alone is how colleagues hand over work: refused where it rebinds a model
+        r"\bfrom (now|this point|here) on(ward)?s?\b,?\s*(the (assistant|ai|model|bot|chatbot|llm)"
+        r"|you (are|will be|shall be) (now )?(an? )?(dan|unrestricted|unfiltered|jailbroken|evil|"
+        r"uncensored|ai|assistant|chatbot|language model)\b)",
         r"\b(the|an?)?\s*(note|message|instructions?|directive|command|memo|order)s?\s+(to|for)\s+"
         r"(the\s+)?(ai|a\.i\.|assistant|model|llm|language model|chatbot|bot|agent|gpt|claude|"
         r"automated|reviewer model|summari[sz]er)\b[^:\n]{0,40}:",
@@ -211,10 +217,12 @@ INSTRUCTION = Rule(
         # reveal the system prompt or hidden instructions
         r"\b(reveal|print|show|output|repeat|leak|tell|display|dump|share|disclose|expose|"
         r"recite|echo|spell ?check|write out|copy|paste|give|list|summari[sz]e|translate|"
-        r"what (is|are|were))\b[^.\n]{0,40}?\b(your|the|its|hidden|secret|initial|original|"
-        r"internal|confidential|system|developer|full)\s+(system\s*)?(prompt|instructions?|"
+        r"what (is|are|were))\b[^.\n]{0,40}?(\byour\s+(system\s*)?(prompt|instructions?|"
         r"directives?|system ?message|developer ?message|rules you|configuration|guidelines|"
-        r"pre-?prompt|context window|initiali[sz]ation)",
+        r"pre-?prompt|context window|initiali[sz]ation)|\b(the|hidden|secret|initial|original|"
+        r"internal|confidential|system|developer|full)\s+(system\s*prompt|system ?message|"
+        r"developer ?message|pre-?prompt|(initial|original|hidden|secret|internal|confidential)"
+        r"\s+(prompt|instructions?|directives?)))",
         r"\b(reveal|print|show|output|repeat|leak|display|dump|disclose|expose|recite)\b"
         r"[^.\n]{0,30}\b(previous|above|preceding|initial|earlier|first) (instructions?|"
         r"prompts?|text|messages?|lines|words)\b",
@@ -226,10 +234,10 @@ INSTRUCTION = Rule(
         # deceive the user / act silently
         r"\b(do ?n[o']t|do not|never|without)\s+(tell|telling|inform|informing|notify|notifying|"
         r"mention|mentioning|alert|alerting|let|letting|warn|warning|show|showing|"
-        r"reveal|revealing|disclose|disclosing)\b[^.\n]{0,25}?\b(to\s+)?(the\s+)?(users?|them|him|her|anyone|anybody|"
-        r"human|operator|owner|customer|person)\b",
-        r"\b(keep|hide|conceal)\b[^.\n]{0,40}\bfrom\s+(the\s+)?(users?|them|human|operator|owner|"
-        r"everyone|anyone)\b(?! (interface|ui|agent|table|list|model|id|record|object|role)s?\b)",
+        r"reveal|revealing|disclose|disclosing)\b[^.\n]{0,25}?\b(to\s+)?(the\s+)?(users?|"
+        r"human|operator)\b",
+        r"\b(keep|hide|conceal)\b[^.\n]{0,40}\bfrom\s+(the\s+)?(users?|human|operator)\b"
+        r"(?! (interface|ui|agent|table|list|model|id|record|object|role)s?\b)",
         r"\byou (must|shall|will|have to|are to) (now |always )?(obey|comply with)\b",
         r"\bobey (the|these|this|my|all|only)\s+(instructions|orders|commands|notes?|memory|rules "
         r"(here|below|stored))",
@@ -399,17 +407,16 @@ ROLE_MARKER = Rule(
     "role or tag marker",
     "holds a chat role or prompt tag, which reads as an instruction to the model; memory is data",
     _compile(
-        r"<\s*/\s*(system|user_memory|memory_document|recent_memory_notes|conversation_summary|"
+        # the tags of this plugin's own prompt and a model's special tokens; markup named after
+        # a chat role (<system>, ### Assistant) is how a team quotes its chatbot's template
+        r"<\s*/\s*(user_memory|memory_document|recent_memory_notes|conversation_summary|"
         r"previous_summary|pinned_memory|pinned_entries|memory_entries|user_entries|"
-        r"agent_memory|memory|profile|notes|instructions|assistant|user|human|developer|tool|"
-        r"context|data|document|messages|exchange|im_start|im_end|s)\s*>",
-        r"<\s*(system|user_memory|memory_document|recent_memory_notes|conversation_summary|"
-        r"pinned_memory|memory_entries|user_entries|instructions|assistant|developer|human|"
-        r"im_start|im_end|system_prompt|sys)\s*>",
+        r"agent_memory|memory|profile|notes|im_start|im_end)\s*>",
+        r"<\s*(user_memory|memory_document|recent_memory_notes|conversation_summary|"
+        r"pinned_memory|memory_entries|user_entries|im_start|im_end|system_prompt)\s*>",
         r"<\|[a-z_ ]{2,20}\|>|\[/?inst\]|<</?sys>>|\[/?(system|admin|developer|assistant)"
-        r"( message| note| prompt)?\]|\{\{\s*system|###\s*(system|instruction|assistant)\b"
-        r"[^\n]{0,20}(:|\n)|\bend of (system )?(prompt|instructions|document|context|"
-        r"memory)\b|<end of session>",
+        r"( message| note| prompt)?\]|\{\{\s*system|\bend of (system )?(prompt|instructions|"
+        r"document|context|memory)\b|<end of session>",
         r"(<!--|/\*|//|\#|;|--|%|\{#|<\?)[\s\-_*]{0,20}(system|assistant|developer|ai|model|human|"
         r"user|instruction|admin)s?\s*(message|note|prompt)?\s*:",
         r"(^|\n)[^\S\n]*+[-*>]*+[^\S\n]*+(system|assistant|developer|ai|human|admin|administrator"
