@@ -305,8 +305,11 @@ def credential_kind(text: str) -> str | None:
     parts = list(windows(text))
     fast, spans = _sieve()
     scanned = fast.scan(parts) if fast is not None else None
+    possible = fast.candidates(scanned) if fast is not None else None
 
     def may(number: int) -> bool:
+        if possible is not None and number not in possible:
+            return False
         return fast is None or fast.may_match(number, scanned)
 
     for detector, span in zip(_detectors(), spans, strict=True):

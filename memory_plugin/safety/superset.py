@@ -185,13 +185,21 @@ class Sieve:
             return re2.compile(text.encode("utf-8"), options)
 
         stages: list[tuple[Any, Any] | None] = []
-        for pattern in patterns:
+        together = re2.Set.SearchSet(options)
+        self._always: tuple[int, ...] = ()
+        numbers: list[int] = []
+        for number, pattern in enumerate(patterns):
             exact, loose = rewrite(pattern), rewrite(pattern, loose=True)
             if exact is None or loose is None:
                 stages.append(None)
+                self._always += (number,)
             else:
                 stages.append((None if loose == exact else compiled(loose), compiled(exact)))
+                together.Add(loose.encode("utf-8"))
+                numbers.append(number)
+        together.Compile()
         self._patterns = tuple(stages)
+        self._together, self._numbers = together, tuple(numbers)
 
     def scan(self, forms: Sequence[str]) -> bytes | None:
         """The forms as one text for `may_match`, or None where RE2 cannot read them (a lone
@@ -200,6 +208,15 @@ class Sieve:
             return "\n".join(forms).encode("utf-8")
         except UnicodeEncodeError:
             return None
+
+    def candidates(self, scanned: bytes | None) -> frozenset[int] | None:
+        """The patterns that may match one of the forms `scanned` holds, found in one scan
+        for all of them (their loose rewrites together), with those that have no rewrite; None
+        where the forms could not be scanned (every pattern may match)."""
+        if scanned is None:
+            return None
+        found = self._together.Match(scanned) or ()
+        return frozenset(self._always) | {self._numbers[n] for n in found}
 
     def may_match(self, number: int, scanned: bytes | None) -> bool:
         """Whether pattern `number` may match one of the forms `scanned` holds (True where
