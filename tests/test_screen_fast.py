@@ -27,6 +27,7 @@ from memory_plugin.safety.classifier import (
     passages,
     shipped,
 )
+from memory_plugin.safety.concepts import lexicon, occurrences
 from memory_plugin.safety.normalise import variants
 from tests.screen_paths import load
 
@@ -66,6 +67,13 @@ def reference_buckets(text: str, dimensions: int) -> list[tuple[int, int]]:
         out.append((a, mix(hashed(a, b), 0x9E3779B97F4A7C15) % dimensions))
     for (a, _), (_, b) in itertools.pairwise(words):
         out.append((a, mix(hashed(a, b), 0xC2B2AE3D27D4EB4F) % dimensions))
+    if words:
+        names = lexicon().concepts
+        for start, _, concept in occurrences(text):
+            named = 0xCBF29CE484222325  # FNV-1a of the concept's name
+            for byte in names[concept].encode("utf-8"):
+                named = ((named ^ byte) * 0x100000001B3) & mask
+            out.append((start + 1, mix(named, 0x165667B19E3779F9) % dimensions))
     return out
 
 

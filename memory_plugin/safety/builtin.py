@@ -1,11 +1,12 @@
 """The built-in stages of the safety screen, which always run first: NUL and lone surrogates,
 hidden characters, the rules on normalised forms of the text, credentials in shared memory,
-then the shipped classifier."""
+then the shipped classifier: its n-gram model and its concept model (either refuses)."""
 
 from __future__ import annotations
 
 from memory_plugin.safety.check import Visibility
 from memory_plugin.safety.classifier import shipped
+from memory_plugin.safety.concept_model import shipped_concepts
 from memory_plugin.safety.credentials import credential_kind
 from memory_plugin.safety.normalise import hidden_character, variants
 from memory_plugin.safety.rules import first_broken
@@ -45,7 +46,7 @@ def _builtin(text: str, visibility: Visibility, *, learned: bool) -> str | None:
     reason, forms = _ruled(text, visibility)
     if reason is not None:
         return reason
-    if learned and any(shipped().refusals(forms)):
+    if learned and (any(shipped().refusals(forms)) or shipped_concepts().refusals([forms])[0]):
         return _CLASSIFIER
     return None
 
@@ -103,7 +104,8 @@ def first_refused_line(lines: list[str], visibility: Visibility) -> tuple[int, s
 def _first_learned(pending: list[tuple[int, list[str]]]) -> tuple[int, str] | None:
     """The first of the lines whose forms the classifier refuses, and why, else None."""
     verdicts = iter(shipped().refusals([form for _, forms in pending for form in forms]))
+    concepts = iter(shipped_concepts().refusals([forms for _, forms in pending]))
     for index, forms in pending:
-        if any([next(verdicts) for _ in forms]):
+        if any([next(verdicts) for _ in forms]) | next(concepts):
             return index, _CLASSIFIER
     return None

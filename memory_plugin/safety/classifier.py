@@ -1,4 +1,5 @@
-"""The screen's learned stage: a linear model over hashed character and word n-grams.
+"""The screen's learned stage: a linear model over hashed character and word n-grams and the
+concepts its words name in any language (concepts.py).
 
 Whether a text reads as an instruction to a model (an override, a prompt extraction, a persona
 jailbreak, a task for the model) rather than a memory. The model is a weight per hashed
@@ -22,6 +23,7 @@ import numpy.typing as npt
 from numpy.lib.npyio import NpzFile
 
 from memory_plugin.errors import ModelFileError
+from memory_plugin.safety.concepts import lexicon, occurrences
 
 MODEL_PATH = Path(__file__).with_name("screen_model.npz")
 PASSAGE = 240
@@ -36,6 +38,7 @@ _P = np.uint64(0x100000001B3)
 _P_INVERSE = np.uint64(pow(0x100000001B3, -1, 2**64))
 _SALT_WORD = np.uint64(0x9E3779B97F4A7C15)
 _SALT_PAIR = np.uint64(0xC2B2AE3D27D4EB4F)
+_SALT_CONCEPT = np.uint64(0x165667B19E3779F9)
 _WORD = re.compile(r"\w+")
 _URL = re.compile(r"\b(?:[a-z][a-z0-9+.\-]{1,15}://|www\.)[^\s<>\"'`]{1,2000}", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+\-]{1,64}@[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,8}")
@@ -144,8 +147,26 @@ class Grams:
     starts: I64
 
 
+@cache
+def _concept_hashes() -> U64:
+    """Each concept's feature hash, from its name (so the lexicon may grow)."""
+    hashes = []
+    for name in lexicon().concepts:
+        value = 0xCBF29CE484222325
+        for byte in name.encode("utf-8"):
+            value = ((value ^ byte) * 0x100000001B3) % 2**64
+        hashes.append(value)
+    return _mix(np.array(hashes, dtype=np.uint64), _SALT_CONCEPT)
+
+
+def concept_buckets(dimensions: int) -> I64:
+    """The buckets the concepts fall in (training scales their features)."""
+    return (_concept_hashes() % np.uint64(dimensions)).astype(np.int64)
+
+
 def grams(text: str, dimensions: int) -> Grams:
-    """The hashed character 3-5-grams and word uni- and bigrams of a normalised text."""
+    """The hashed character 3-5-grams, word uni- and bigrams and concepts of a normalised
+    text."""
     buckets, starts, _ = _hashed(text, dimensions)
     return Grams(buckets, starts)
 
@@ -185,6 +206,12 @@ def _hashed(text: str, dimensions: int) -> tuple[I64, I64, I64]:
                 buckets.append(_mix(pairs, _SALT_PAIR))
                 starts_all.append(bounds[:-1, 0])
                 ends_all.append(bounds[1:, 1])
+            found = occurrences(text)
+            if found:
+                named = np.array(found, dtype=np.int64)
+                buckets.append(_concept_hashes()[named[:, 2]])
+                starts_all.append(named[:, 0] + 1)
+                ends_all.append(named[:, 1] + 1)
     if not buckets:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty

@@ -33,6 +33,7 @@ from memory_plugin.errors import SettingsError
 from memory_plugin.safety.builtin import builtin_violation
 from memory_plugin.safety.check import Check, CheckFailed, OnFailure, Visibility
 from memory_plugin.safety.classifier import shipped
+from memory_plugin.safety.concept_model import shipped_concepts
 from memory_plugin.safety.credentials import prepare as prepare_credentials
 from memory_plugin.safety.judge import Judge
 from memory_plugin.safety.normalise import prepare as prepare_forms
@@ -149,6 +150,7 @@ def prepare_screen() -> None:
     write: a missing or damaged classifier file raises ModelFileError naming it (never a silent
     pass)."""
     shipped()
+    shipped_concepts()
     prepare()
     prepare_forms()
     prepare_credentials()

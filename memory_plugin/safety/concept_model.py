@@ -1,0 +1,131 @@
+"""The screen's language-independent stage: a linear model over the concepts a passage names
+and a few marks of its form, judged the same in every language.
+
+The n-gram classifier (classifier.py) reads the words of the languages it was trained on. This
+model reads only what concepts.py finds in a passage (whom it addresses, what authority it
+claims, what it asks a model to do: a concept and every pair of them present) and marks that
+need no language (a web or e-mail address, a tag, a line opened by a label, a quoted string, a
+number), so a text in a language it never saw is judged as its English form is. It is shipped
+beside the n-gram model (`screen_concepts.npz`, trained by training/screen/train.py); a text is
+refused when either model refuses one of its passages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from memory_plugin.errors import ModelFileError
+from memory_plugin.safety.classifier import judged, masked, passages
+from memory_plugin.safety.concepts import lexicon, occurrences
+
+MODEL_PATH = Path(__file__).with_name("screen_concepts.npz")
+MARKS: dict[str, re.Pattern[str]] = {
+    "MARK_ADDRESS": re.compile(r"://|\bwww\.|[\w.+\-]@[\w\-]+\."),
+    "MARK_TAG": re.compile(r"<\s*/?\s*[^\W\d][\w\-|]{0,30}\s*>|\[\s*/?[^\W\d][\w \-]{1,30}\]"),
+    "MARK_LABEL": re.compile(r"(?m)^\W{0,6}[^\W\d][\w \-]{1,24}\s?[:\uff1a]"),
+    "MARK_QUOTE": re.compile(
+        "[\"'\u00ab\u201c\u201e\u300c\u300e\u2018][^\"'\u00bb\u201d\u201c\u300d\u300f\u2019\n]{1,80}"
+        "[\"'\u00bb\u201d\u201c\u300d\u300f\u2019]"
+    ),
+    "MARK_NUMBER": re.compile(r"\d"),
+}
+"""Marks of a passage's form that read the same in every language."""
+
+
+@cache
+def feature_names() -> tuple[str, ...]:
+    """The model's features: each concept and mark, then each pair of them."""
+    single = (*lexicon().concepts, *MARKS)
+    return single + tuple(f"{a}+{b}" for a, b in combinations(single, 2))
+
+
+@cache
+def _pair_index() -> dict[tuple[int, int], int]:
+    single = len(lexicon().concepts) + len(MARKS)
+    return {pair: single + n for n, pair in enumerate(combinations(range(single), 2))}
+
+
+@lru_cache(maxsize=1 << 14)
+def features(text: str) -> tuple[int, ...]:
+    """The features of one passage: its concepts and marks, and every pair of them."""
+    named = len(lexicon().concepts)
+    found = {concept for _, _, concept in occurrences(text)}
+    found.update(named + n for n, mark in enumerate(MARKS.values()) if mark.search(text))
+    present = sorted(found)
+    index = _pair_index()
+    return (*present, *(index[pair] for pair in combinations(present, 2)))
+
+
+@dataclass(frozen=True)
+class ConceptModel:
+    """A weight per feature (`feature_names`), a bias and the score above which a passage is
+    refused."""
+
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+
+    def score(self, text: str) -> float:
+        """The highest score of the text's passages."""
+        padded = f" {text} "
+        return max(self._passage(padded[a:b]) for a, b in passages(text))
+
+    def _passage(self, text: str) -> float:
+        weights = self.weights
+        return sum(weights[i] for i in features(text)) + self.bias
+
+    def refuses(self, text: str) -> bool:
+        """Whether a passage of the text scores above the threshold; a text of fewer than
+        MIN_WORDS words (URLs and e-mail addresses left out) is not judged."""
+        return judged(masked(text)) and self.score(text) > self.threshold
+
+    def refusals(self, forms: Sequence[Sequence[str]]) -> list[bool]:
+        """For each text's normalised forms (normalise.variants), whether the model refuses
+        its first two (the folded text and its de-homoglyphed form: the forms an attack in any
+        language is written in; the others undo encodings the n-gram model is trained on)."""
+        return [any(self.refuses(form) for form in found[:2]) for found in forms]
+
+
+def load(path: Path) -> ConceptModel:
+    """The model stored at path, or ModelFileError naming the file and what is wrong."""
+    try:
+        stored = np.load(path, allow_pickle=False)
+    except FileNotFoundError as exc:
+        raise ModelFileError(_message(path, "is missing")) from exc
+    except Exception as exc:
+        raise ModelFileError(_message(path, f"is unreadable ({type(exc).__name__})")) from exc
+    with stored:
+        missing = [k for k in ("weights", "bias", "threshold", "names") if k not in stored.files]
+        if missing:
+            raise ModelFileError(_message(path, f"has no {', '.join(missing)}"))
+        weights, bias, threshold = stored["weights"], stored["bias"], stored["threshold"]
+        names = tuple(str(name) for name in stored["names"])
+    if names != feature_names():
+        raise ModelFileError(
+            _message(path, "was trained on another lexicon (its feature names differ)")
+        )
+    if weights.shape != (len(names),) or not np.isfinite(weights).all():
+        raise ModelFileError(_message(path, f"holds weights of shape {weights.shape}"))
+    if not (np.isfinite(bias) and np.isfinite(threshold)):
+        raise ModelFileError(_message(path, "has a bias or threshold that is not a number"))
+    return ConceptModel(tuple(map(float, weights)), float(bias), float(threshold))
+
+
+def _message(path: Path, defect: str) -> str:
+    return (
+        f"the screen's concept model {path} {defect}; the screen cannot run without it: "
+        "reinstall memory-plugin or rebuild it with python training/screen/train.py"
+    )
+
+
+@cache
+def shipped_concepts() -> ConceptModel:
+    """The concept model shipped with the package, loaded once."""
+    return load(MODEL_PATH)
