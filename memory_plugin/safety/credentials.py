@@ -306,20 +306,20 @@ def credential_kind(text: str) -> str | None:
     fast, spans = _sieve()
     scanned = fast.scan(parts) if fast is not None else None
     possible = fast.candidates(scanned) if fast is not None else None
+    first = spans[-1].stop if spans else 0
+    providers = range(first, first + len(PROVIDER_PATTERNS))
 
-    def may(number: int) -> bool:
-        if possible is not None and number not in possible:
-            return False
-        return fast is None or fast.may_match(number, scanned)
+    def may(numbers: range) -> bool:
+        if possible is None:
+            return True
+        found = [n for n in numbers if n in possible]
+        return fast is None or any(fast.may_match(n, scanned) for n in found)
 
     for detector, span in zip(_detectors(), spans, strict=True):
-        if not any(may(number) for number in span):
-            continue
-        if any(True for window in parts for _ in detector.analyze_string(window)):
+        if may(span) and any(True for window in parts for _ in detector.analyze_string(window)):
             return str(detector.secret_type)
-    first = spans[-1].stop if spans else 0
-    for number, (name, pattern) in enumerate(PROVIDER_PATTERNS.items(), start=first):
-        if may(number) and any(pattern.search(window) for window in parts):
+    for number, (name, pattern) in zip(providers, PROVIDER_PATTERNS.items(), strict=True):
+        if may(range(number, number + 1)) and any(pattern.search(window) for window in parts):
             return name
     if "machine" in text and _NETRC.search(text):
         return NETRC

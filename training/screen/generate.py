@@ -2469,11 +2469,13 @@ BENIGN_WRAPPERS: dict[str, Wrapper] = {
     "html_comment": _w_html,
     "code_comment": _w_code,
     "email": _w_email,
-    "to_ai": _w_to_ai,
     "multiline": _w_multiline,
 }
+# Addressing the model is what makes a task an attack (issue 38): a benign imperative is never
+# wrapped so, and every attack may be.
 ATTACK_WRAPPERS: dict[str, Wrapper] = {
     **BENIGN_WRAPPERS,
+    "to_ai": _w_to_ai,
     "fake_system": _w_system,
     "fake_tool": _w_tool,
 }
