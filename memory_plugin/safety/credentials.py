@@ -297,7 +297,9 @@ def _sieve() -> tuple[Sieve | None, tuple[range, ...]]:
 
 def prepare() -> None:
     """Build the detectors and their RE2 sieve now, not at the first write."""
-    _sieve()
+    fast, _ = _sieve()
+    if fast is not None:
+        fast.candidates(b"")
 
 
 def credential_kind(text: str) -> str | None:

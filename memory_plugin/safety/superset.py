@@ -185,9 +185,9 @@ class Sieve:
             return re2.compile(text.encode("utf-8"), options)
 
         stages: list[tuple[Any, Any] | None] = []
-        together = re2.Set.SearchSet(options)
+        self._options = options
         self._always: tuple[int, ...] = ()
-        numbers: list[int] = []
+        self._loose: list[tuple[int, str]] = []
         for number, pattern in enumerate(patterns):
             exact, loose = rewrite(pattern), rewrite(pattern, loose=True)
             if exact is None or loose is None:
@@ -195,11 +195,9 @@ class Sieve:
                 self._always += (number,)
             else:
                 stages.append((None if loose == exact else compiled(loose), compiled(exact)))
-                together.Add(loose.encode("utf-8"))
-                numbers.append(number)
-        together.Compile()
+                self._loose.append((number, loose))
         self._patterns = tuple(stages)
-        self._together, self._numbers = together, tuple(numbers)
+        self._together: Any = None
 
     def scan(self, forms: Sequence[str]) -> bytes | None:
         """The forms as one text for `may_match`, or None where RE2 cannot read them (a lone
@@ -215,8 +213,14 @@ class Sieve:
         where the forms could not be scanned (every pattern may match)."""
         if scanned is None:
             return None
+        if self._together is None:  # built at the first call: the rules never ask
+            together = re2.Set.SearchSet(self._options)
+            for _, loose in self._loose:
+                together.Add(loose.encode("utf-8"))
+            together.Compile()
+            self._together = together
         found = self._together.Match(scanned) or ()
-        return frozenset(self._always) | {self._numbers[n] for n in found}
+        return frozenset(self._always) | {self._loose[n][0] for n in found}
 
     def may_match(self, number: int, scanned: bytes | None) -> bool:
         """Whether pattern `number` may match one of the forms `scanned` holds (True where
