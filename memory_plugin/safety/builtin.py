@@ -84,7 +84,7 @@ def first_refused_line(lines: list[str], visibility: Visibility) -> tuple[int, s
     """The first line the built-in stages refuse (its index) and why, else None: the verdict
     of `builtin_violation` on each line in turn, with each distinct line judged once and the
     classifier scoring the forms of the lines the earlier stages pass in batches."""
-    distinct = {line: variants(line) for line in lines}
+    distinct = {line: variants(line) for line in dict.fromkeys(lines)}
     # A rule pattern that matches no form of any line matches none of a line's: one pass over
     # them all tells a document no line breaks a rule (the usual case) at a fraction of the cost.
     ruled = first_broken([form for forms in distinct.values() for form in forms]) is not None

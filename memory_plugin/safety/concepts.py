@@ -161,16 +161,37 @@ def _pair_index() -> dict[str, tuple[tuple[str, str, frozenset[int]], ...]]:
     return {key: tuple(value) for key, value in found.items()}
 
 
+@dataclass(frozen=True)
+class _Follows:
+    """The phrases a word may begin, by their second word: a whole word's concepts, and
+    each stem's."""
+
+    words: dict[str, frozenset[int]]
+    stems: tuple[tuple[str, frozenset[int]], ...]
+
+    def after(self, word: str) -> frozenset[int]:
+        """The concepts of the phrases that `word` completes."""
+        found = self.words.get(word, frozenset())
+        for stem, concepts in self.stems:
+            if word.startswith(stem):
+                found = found | concepts
+        return found
+
+
 @lru_cache(maxsize=1 << 16)
-def _pair_starts(word: str) -> tuple[tuple[str, frozenset[int]], ...]:
-    """The phrases `word` may begin: each one's second form and its concepts."""
+def _pair_starts(word: str) -> _Follows | None:
+    """The phrases `word` may begin, None where it begins none."""
     index = _pair_index()
-    found = []
+    words: dict[str, set[int]] = {}
+    stems: dict[str, set[int]] = {}
     for size in range(1, len(word) + 1):
         for first, second, concepts in index.get(word[:size], ()):
             if _matches(first, word):
-                found.append((second, concepts))
-    return tuple(found)
+                table = stems if second.endswith("*") else words
+                table.setdefault(second.rstrip("*"), set()).update(concepts)
+    if not (words or stems):
+        return None
+    return _Follows(_frozen(words), tuple((s, frozenset(c)) for s, c in stems.items()))
 
 
 def occurrences(text: str) -> list[tuple[int, int, int]]:
@@ -178,7 +199,7 @@ def occurrences(text: str) -> list[tuple[int, int, int]]:
     phrase's from its first word's start to its second word's end."""
     found: list[tuple[int, int, int]] = []
     folded = text.casefold() == text
-    previous: tuple[int, tuple[tuple[str, frozenset[int]], ...]] | None = None
+    previous: tuple[int, _Follows] | None = None
     for match in _word().finditer(text):
         word = match.group() if folded else match.group().casefold()
         named, starts = _of_word(word)
@@ -188,14 +209,13 @@ def occurrences(text: str) -> list[tuple[int, int, int]]:
         for concept in named:
             found.append((start, end, concept))
         if previous is not None:
-            for second, concepts in previous[1]:
-                if _matches(second, word):
-                    found.extend((previous[0], end, concept) for concept in concepts)
-        previous = (start, starts) if starts else None
+            for concept in previous[1].after(word):
+                found.append((previous[0], end, concept))
+        previous = (start, starts) if starts is not None else None
     return found
 
 
 @lru_cache(maxsize=1 << 16)
-def _of_word(word: str) -> tuple[frozenset[int], tuple[tuple[str, frozenset[int]], ...]]:
+def _of_word(word: str) -> tuple[frozenset[int], _Follows | None]:
     """A word's concepts and the phrases it may begin, in one lookup."""
     return of_word(word), _pair_starts(word)

@@ -312,10 +312,7 @@ def credential_kind(text: str) -> str | None:
     providers = range(first, first + len(PROVIDER_PATTERNS))
 
     def may(numbers: range) -> bool:
-        if possible is None:
-            return True
-        found = [n for n in numbers if n in possible]
-        return fast is None or any(fast.may_match(n, scanned) for n in found)
+        return possible is None or not possible.isdisjoint(numbers)
 
     for detector, span in zip(_detectors(), spans, strict=True):
         if may(span) and any(True for window in parts for _ in detector.analyze_string(window)):

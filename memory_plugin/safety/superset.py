@@ -187,7 +187,7 @@ class Sieve:
         stages: list[tuple[Any, Any] | None] = []
         self._options = options
         self._always: tuple[int, ...] = ()
-        self._loose: list[tuple[int, str]] = []
+        self._exact: list[tuple[int, str]] = []
         for number, pattern in enumerate(patterns):
             exact, loose = rewrite(pattern), rewrite(pattern, loose=True)
             if exact is None or loose is None:
@@ -195,7 +195,7 @@ class Sieve:
                 self._always += (number,)
             else:
                 stages.append((None if loose == exact else compiled(loose), compiled(exact)))
-                self._loose.append((number, loose))
+                self._exact.append((number, exact))
         self._patterns = tuple(stages)
         self._together: Any = None
 
@@ -208,19 +208,19 @@ class Sieve:
             return None
 
     def candidates(self, scanned: bytes | None) -> frozenset[int] | None:
-        """The patterns that may match one of the forms `scanned` holds, found in one scan
-        for all of them (their loose rewrites together), with those that have no rewrite; None
-        where the forms could not be scanned (every pattern may match)."""
+        """The patterns that may match one of the forms `scanned` holds (`may_match` of each,
+        found in one scan for all of them: their rewrites as one RE2 set), with those that
+        have no rewrite; None where the forms could not be scanned (every pattern may match)."""
         if scanned is None:
             return None
         if self._together is None:  # built at the first call: the rules never ask
             together = re2.Set.SearchSet(self._options)
-            for _, loose in self._loose:
-                together.Add(loose.encode("utf-8"))
+            for _, exact in self._exact:
+                together.Add(exact.encode("utf-8"))
             together.Compile()
             self._together = together
         found = self._together.Match(scanned) or ()
-        return frozenset(self._always) | {self._loose[n][0] for n in found}
+        return frozenset(self._always) | {self._exact[n][0] for n in found}
 
     def may_match(self, number: int, scanned: bytes | None) -> bool:
         """Whether pattern `number` may match one of the forms `scanned` holds (True where
