@@ -76,12 +76,14 @@ def test_the_top_n_is_the_same_for_any_k(backend_url: str) -> None:
                 (date(2023, 1 + n % 12, 1 + n % 28), f"note {n}: {topic} with {who}")
                 for n, (topic, who) in enumerate(
                     (t, w)
-                    for t in ("hiking", "chess", "painting", "the budget", "a cat", "trains")
+                    # "a cat with Bob" after a "note N:" label is one the screen refuses
+                    # ("cat" beside a label reads as a shell command): bench/RESULTS.md
+                    for t in ("hiking", "chess", "painting", "the budget", "a kitten", "trains")
                     for w in ("Ann", "Bob", "Carol", "the team", "her sister", "friends")
                 )
             ],
         )
-        for query in ("hiking with Ann", "who played chess in March 2023?", "Bob's cat"):
+        for query in ("hiking with Ann", "who played chess in March 2023?", "Bob's kitten"):
             full = memory.recall(ANN, query, k=50)
             assert len(full) >= 20
             for k in (1, 3, 8, 10, 20):
