@@ -416,10 +416,10 @@ def _close(
 
 def load(path: Path) -> Model:
     """The model stored at path, or ModelFileError naming the file and what is wrong with it."""
-    weights, bias, threshold = _arrays(path)
+    weights, bias, threshold = stored_arrays(path)
     defect = _defect(weights, bias, threshold)
     if defect is not None:
-        raise ModelFileError(_message(path, defect))
+        raise ModelFileError(defect_message(path, defect))
     return Model(weights.astype(np.float32), float(bias), float(threshold))
 
 
@@ -458,26 +458,30 @@ def _score_range(weights: npt.NDArray[np.float32], bias: float) -> tuple[float, 
 
 
 _KEYS = ("weights", "bias", "threshold")
+CLASSIFIER = "classifier model"
 
 
-def _arrays(path: Path) -> tuple[npt.NDArray[np.generic], ...]:
-    """The stored weights, bias and threshold as they are in the file."""
+def stored_arrays(
+    path: Path, keys: tuple[str, ...] = _KEYS, what: str = CLASSIFIER
+) -> tuple[npt.NDArray[np.generic], ...]:
+    """The arrays `keys` of the screen's model file at path (`what` it is, for the error), as
+    they are in the file, or ModelFileError naming the file and what is wrong with it."""
     try:
         stored = np.load(path, allow_pickle=False)
     except FileNotFoundError as exc:
-        raise ModelFileError(_message(path, "is missing")) from exc
+        raise ModelFileError(defect_message(path, "is missing", what)) from exc
     except Exception as exc:  # a damaged archive fails in zipfile, zlib, numpy's header parser
-        raise ModelFileError(_message(path, f"is unreadable ({_named(exc)})")) from exc
+        raise ModelFileError(defect_message(path, f"is unreadable ({_named(exc)})", what)) from exc
     if not isinstance(stored, NpzFile):
-        raise ModelFileError(_message(path, "is not an .npz archive"))
+        raise ModelFileError(defect_message(path, "is not an .npz archive", what))
     with stored:
-        missing = [key for key in _KEYS if key not in stored.files]
+        missing = [key for key in keys if key not in stored.files]
         if missing:
-            raise ModelFileError(_message(path, f"has no {', '.join(missing)}"))
+            raise ModelFileError(defect_message(path, f"has no {', '.join(missing)}", what))
         try:
-            return tuple(stored[key] for key in _KEYS)
+            return tuple(stored[key] for key in keys)
         except Exception as exc:  # as above, for the damage found when an array is read
-            raise ModelFileError(_message(path, f"is damaged ({_named(exc)})")) from exc
+            raise ModelFileError(defect_message(path, f"is damaged ({_named(exc)})", what)) from exc
 
 
 def _named(exc: BaseException) -> str:
@@ -486,12 +490,13 @@ def _named(exc: BaseException) -> str:
 
 def _check(path: Path, holds: bool, defect: str) -> None:
     if not holds:
-        raise ModelFileError(_message(path, defect))
+        raise ModelFileError(defect_message(path, defect))
 
 
-def _message(path: Path, defect: str) -> str:
+def defect_message(path: Path, defect: str, what: str = CLASSIFIER) -> str:
+    """The error for a model file of the screen that cannot be used: which, and why."""
     return (
-        f"the screen's classifier model {path} {defect}; the screen cannot run without it: "
+        f"the screen's {what} {path} {defect}; the screen cannot run without it: "
         "reinstall memory-plugin or rebuild it with python training/screen/train.py"
     )
 

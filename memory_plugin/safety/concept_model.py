@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from memory_plugin.errors import ModelFileError
-from memory_plugin.safety.classifier import judged, masked, passages
+from memory_plugin.safety.classifier import defect_message, judged, masked, passages, stored_arrays
 from memory_plugin.safety.concepts import lexicon, occurrences
 
 MODEL_PATH = Path(__file__).with_name("screen_concepts.npz")
+WHAT = "concept model"
 MARKS: dict[str, re.Pattern[str]] = {
     "MARK_ADDRESS": re.compile(r"://|\bwww\.|[\w.+\-]@[\w\-]+\."),
     "MARK_TAG": re.compile(r"<\s*/?\s*[^\W\d][\w\-|]{0,30}\s*>|\[\s*/?[^\W\d][\w \-]{1,30}\]"),
@@ -95,34 +96,18 @@ class ConceptModel:
 
 def load(path: Path) -> ConceptModel:
     """The model stored at path, or ModelFileError naming the file and what is wrong."""
-    try:
-        stored = np.load(path, allow_pickle=False)
-    except FileNotFoundError as exc:
-        raise ModelFileError(_message(path, "is missing")) from exc
-    except Exception as exc:
-        raise ModelFileError(_message(path, f"is unreadable ({type(exc).__name__})")) from exc
-    with stored:
-        missing = [k for k in ("weights", "bias", "threshold", "names") if k not in stored.files]
-        if missing:
-            raise ModelFileError(_message(path, f"has no {', '.join(missing)}"))
-        weights, bias, threshold = stored["weights"], stored["bias"], stored["threshold"]
-        names = tuple(str(name) for name in stored["names"])
+    keys = ("weights", "bias", "threshold", "names")
+    weights, bias, threshold, stored = stored_arrays(path, keys, WHAT)
+    names = tuple(str(name) for name in stored)
     if names != feature_names():
-        raise ModelFileError(
-            _message(path, "was trained on another lexicon (its feature names differ)")
-        )
+        defect = "was trained on another lexicon (its feature names differ)"
+        raise ModelFileError(defect_message(path, defect, WHAT))
     if weights.shape != (len(names),) or not np.isfinite(weights).all():
-        raise ModelFileError(_message(path, f"holds weights of shape {weights.shape}"))
+        raise ModelFileError(defect_message(path, f"holds weights of shape {weights.shape}", WHAT))
     if not (np.isfinite(bias) and np.isfinite(threshold)):
-        raise ModelFileError(_message(path, "has a bias or threshold that is not a number"))
+        defect = "has a bias or threshold that is not a number"
+        raise ModelFileError(defect_message(path, defect, WHAT))
     return ConceptModel(tuple(map(float, weights)), float(bias), float(threshold))
-
-
-def _message(path: Path, defect: str) -> str:
-    return (
-        f"the screen's concept model {path} {defect}; the screen cannot run without it: "
-        "reinstall memory-plugin or rebuild it with python training/screen/train.py"
-    )
 
 
 @cache

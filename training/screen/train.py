@@ -41,16 +41,9 @@ from memory_plugin.safety.classifier import (  # noqa: E402
     masked,
     passages,
 )
-from memory_plugin.safety.concept_model import (  # noqa: E402
-    MODEL_PATH as CONCEPTS_PATH,
-)
-from memory_plugin.safety.concept_model import (  # noqa: E402
-    ConceptModel,
-    feature_names,
-)
-from memory_plugin.safety.concept_model import (  # noqa: E402
-    features as concept_features,
-)
+from memory_plugin.safety.concept_model import MODEL_PATH as CONCEPTS_PATH  # noqa: E402
+from memory_plugin.safety.concept_model import ConceptModel, feature_names  # noqa: E402
+from memory_plugin.safety.concept_model import features as concept_features  # noqa: E402
 from memory_plugin.safety.normalise import variants  # noqa: E402
 
 C = 16.0
