@@ -3,7 +3,8 @@ and a few marks of its form, judged the same in every language.
 
 The n-gram classifier (classifier.py) reads the words of the languages it was trained on. This
 model reads only what concepts.py finds in a passage (whom it addresses, what authority it
-claims, what it asks a model to do: a concept and every pair of them present) and marks that
+claims, what it asks a model to do: a concept, whether it opens the passage, and every pair of
+them present) and marks that
 need no language (a web or e-mail address, a tag, a line opened by a label, a quoted string, a
 number), so a text in a language it never saw is judged as its English form is. It is shipped
 beside the n-gram model (`screen_concepts.npz`, trained by training/screen/train.py); a text is
@@ -38,27 +39,37 @@ MARKS: dict[str, re.Pattern[str]] = {
     "MARK_NUMBER": re.compile(r"\d"),
 }
 """Marks of a passage's form that read the same in every language."""
+OPENING = 40
+"""How many characters from a passage's first word a concept counts as opening it (a model or a
+sender named first, a header's claim): its `@OPENING` feature, besides the concept itself."""
 
 
 @cache
 def feature_names() -> tuple[str, ...]:
-    """The model's features: each concept and mark, then each pair of them."""
-    single = (*lexicon().concepts, *MARKS)
+    """The model's features: each concept, mark and concept opening a passage, then each pair
+    of them."""
+    concepts = lexicon().concepts
+    single = (*concepts, *MARKS, *(f"{c}@OPENING" for c in concepts))
     return single + tuple(f"{a}+{b}" for a, b in combinations(single, 2))
 
 
 @cache
 def _pair_index() -> dict[tuple[int, int], int]:
-    single = len(lexicon().concepts) + len(MARKS)
+    single = 2 * len(lexicon().concepts) + len(MARKS)
     return {pair: single + n for n, pair in enumerate(combinations(range(single), 2))}
 
 
 @lru_cache(maxsize=1 << 14)
 def features(text: str) -> tuple[int, ...]:
-    """The features of one passage: its concepts and marks, and every pair of them."""
+    """The features of one passage: its concepts, marks and opening concepts, and every pair of
+    them."""
     named = len(lexicon().concepts)
-    found = {concept for _, _, concept in occurrences(text)}
+    found_at = occurrences(text)
+    found = {concept for _, _, concept in found_at}
     found.update(named + n for n, mark in enumerate(MARKS.values()) if mark.search(text))
+    first = len(text) - len(text.lstrip())
+    opening = named + len(MARKS)
+    found.update(opening + c for start, _, c in found_at if start - first < OPENING)
     present = sorted(found)
     index = _pair_index()
     return (*present, *(index[pair] for pair in combinations(present, 2)))
