@@ -115,3 +115,14 @@ def test_profile_background_times_both_and_builds_the_profile() -> None:
     assert re.search(r"ratio on/off \(mean turn\): \d+\.\d{3}", out)
     saved = re.search(r"profile after the run: (\d+) consolidation\(s\) saved", out)
     assert saved is not None and int(saved.group(1)) >= 1
+
+
+def test_screen_fresh_judges_the_set_never_trained_on_per_stage() -> None:
+    out = bench("screen_fresh.py", "--show")
+    (attacks,) = [r for r in table_rows(out, "attack") if r[1] == "all"]
+    (benign,) = [r for r in table_rows(out, "benign") if r[1] == "all"]
+    assert attacks[2] == benign[2] == "120"
+    shares = [float(cell.split("%")[0]) for cell in attacks[3:] + benign[3:]]
+    assert all(0 <= share <= 100 for share in shares)
+    assert float(attacks[6].split("%")[0]) > float(benign[6].split("%")[0])
+    assert "The screen's mistakes" in out
