@@ -172,6 +172,13 @@ INSTRUCTION = Rule(
         r"transfer|pay|purchas|send|rm\b|destroy|overwrit|force|execut|run)",
         r"\b(save|store|remember|keep)\b[^.\n]{0,30}\b(memory|permanently|forever)\b[^.\n]{0,10}"
         r":\s*(always|never|you|from now)",
+        r"(?<!never )(?<!not )(?<!n't )\b(print|list|show|output|reveal|dump|display)\b[^.\n]{0,60}"
+        r"\b(api ?keys?|"
+        r"tokens|credentials|secrets|passwords|environment variables|env vars)\b[^.\n]{0,60}"
+        r"(\bavailable to you\b|\byou (can )?(have access|access|see)\b|\bin your (environment|"
+        r"context|config\w*)\b)",
+        r"\b(tools|apis|integrations|services|plugins) you (have access to|can (use|call|access))"
+        r"\b[^.\n]{0,60}\b(api ?keys?|tokens|credentials|secrets|passwords)\b",
         r"\b(visible|addressed|meant|intended) (only )?(to|for) (the )?(llms?|ai|models?|language "
         r"models?|automated|assistants?|bots?|scanners?)\b",
         r"\bfor (automated|ai|llm) (screening|analysis|review|evaluation|grading|scoring) "
@@ -183,9 +190,11 @@ INSTRUCTION = Rule(
         r"\bfrom (now|this point|here) on(ward)?s?\b,?\s*(the (assistant|ai|model|bot|chatbot|llm)"
         r"|you (are|will be|shall be) (now )?(an? )?(dan|unrestricted|unfiltered|jailbroken|evil|"
         r"uncensored|ai|assistant|chatbot|language model)\b)",
-        r"\b(the|an?)?\s*(note|message|instructions?|directive|command|memo|order)s?\s+(to|for)\s+"
-        r"(the\s+)?(ai|a\.i\.|assistant|model|llm|language model|chatbot|bot|agent|gpt|claude|"
-        r"automated|reviewer model|summari[sz]er)\b[^:\n]{0,40}:",
+        r"\b(the|an?)?\s*(note|message|instructions?|directive|command|memo|order)s?\s+"
+        r"(from\s+[^:\n]{1,40}?\s+)?(to|for)\s+(the\s+)?(ai|a\.i\.|assistant|model|llm|"
+        r"language model|chatbot|bot|agent|gpt|chatgpt|claude|gemini|copilot|automated|"
+        r"reviewer model|summari[sz]er)\b(?!\s*(team|teams|desk|group|squad|owners?|channel|"
+        r"developers?|engineers?|vendors?|project|roadmap|rollout|launch)\b)[^:\n]{0,40}:",
         r"\b(ai|assistant|model|llm|chatbot|bot|agent|gpt|claude)s?,?\s+(must|should|shall|will"
         r"|needs? to|has to|is to|are to|is required to)\s+(now\s+|always\s+|from now on\s+)?"
         r"(ignore|obey|forget|disregard|reveal|comply|follow (these|the following|my|only))",
