@@ -1,8 +1,9 @@
 """Issue 37, point 3: on a call whose request changes anyway (a removal's new snapshot, or a
 `<memory_update>` dropped for a removal), the shipped graph compacts from
-`masking_min_clear_ratio` below the compaction trigger: the compaction the next turns would
-bring lands on the break there is instead of breaking the provider's prompt cache again.
-Without the removal, or further below the trigger, nothing is compacted on that call.
+`compaction_on_break_ratio` of the window, keeping the latest exchange: the request is billed
+in full there anyway, and the calls after it start from a small one. Without the removal,
+below that share, or with too little before the latest exchange (under
+`masking_min_clear_ratio` of the window), nothing is compacted on that call.
 
 Driven through `create_memory_graph` by tests/test_removals.py's runner (invoke and ainvoke,
 every backend); the removal is the console's REST door deleting a note.
@@ -42,12 +43,11 @@ from tests.test_removals import (
 
 WINDOW = 10_000
 SETTINGS = MemorySettings()
-TRIGGER = SETTINGS.summarization_trigger_ratio * WINDOW
-EARLY = (SETTINGS.summarization_trigger_ratio - SETTINGS.masking_min_clear_ratio) * WINDOW
+ON_BREAK = SETTINGS.compaction_on_break_ratio * WINDOW
 WORDS = "word " * 800  # about a tenth of the window a question
 BIKE = "9375ZK"  # letters no hex id (a uuid) can hold
-IN_BAND = 7  # questions before the last call: its input is within the early share
-BELOW = 6  # one fewer: its input is further below the trigger than that
+PAST = 4  # questions before the last call: its input is past the on-break share
+BELOW = 1  # its input is below that share
 CONFIG: dict[str, Any] = {"configurable": {"thread_id": "t1"}}
 
 
@@ -71,25 +71,28 @@ class Windowed(Run):
         )
 
 
-def question(n: int) -> Turn:
-    return Turn(f"question {n}: {WORDS}")
+def question(n: int, size: int = 1) -> Turn:
+    return Turn(f"question {n}: {WORDS * size}")
 
 
 def sent_tokens(model: Scripted) -> int:
     return counter_for(None).count(model.sent[-1])
 
 
-def thread(questions: int, removal: str | None) -> Callable[[Any, Scripted], Scenario]:
-    """`questions` turns, then, after a removal of `removal` memory (a note the session's
-    snapshot showed, or one only a `<memory_update>` told) or none, one more turn."""
+def thread(
+    questions: int, removal: str | None, last_size: int = 1
+) -> Callable[[Any, Scripted], Scenario]:
+    """`questions` turns (the last `last_size` times as long), then, after a removal of
+    `removal` memory (a note the session's snapshot showed, or one only a `<memory_update>`
+    told) or none, one more turn."""
 
     def scenario(store: Any, model: Scripted) -> Scenario:
         yield kept_note(store)
         shown = yield ScopedMemory(store).remember_plan(ANN, f"Ann's locker code is {SECRET}")
-        yield question(0)
+        yield question(0, last_size if questions == 1 else 1)
         told = yield ScopedMemory(store).remember_plan(ANN, f"Ann's bike lock is {BIKE}")
         for n in range(1, questions):
-            yield question(n)
+            yield question(n, last_size if n == questions - 1 else 1)
         assert SECRET in model.request()
         if removal is not None:
             note = shown if removal == "shown" else told
@@ -107,62 +110,73 @@ def thread(questions: int, removal: str | None) -> Callable[[Any, Scripted], Sce
 
 def compacted_on_the_removal(runner: Windowed, compactions: int) -> None:
     assert compactions == 1, "the removal's call compacted"
-    assert len(runner.model.sent) == IN_BAND + 1
-    assert sent_tokens(runner.model) < EARLY, "the call was sent the compacted thread"
+    assert len(runner.model.sent) == PAST + 1
+    request = runner.model.request()
+    assert sent_tokens(runner.model) < ON_BREAK, "the call was sent the compacted thread"
+    assert f"question {PAST - 1}: {WORDS}" in request, "the latest exchange is kept verbatim"
+    assert f"question 0: {WORDS}" not in request, "what came before it is summarized"
 
 
 def not_compacted(runner: Windowed, compactions: int, questions: int) -> None:
     assert compactions == 0
     assert len(runner.model.sent) == questions + 1
-    assert sent_tokens(runner.model) < TRIGGER, "the call itself was below the trigger"
+    assert f"question 0: {WORDS}" in runner.model.request()
 
 
-def in_band_without_removal(runner: Windowed, compactions: int) -> None:
-    not_compacted(runner, compactions, IN_BAND)
-    assert sent_tokens(runner.model) >= EARLY, "the thread was within the early share"
+def past_without_removal(runner: Windowed, compactions: int) -> None:
+    not_compacted(runner, compactions, PAST)
+    assert sent_tokens(runner.model) >= ON_BREAK, "the thread was past the on-break share"
 
 
 def below_with_removal(runner: Windowed, compactions: int) -> None:
     not_compacted(runner, compactions, BELOW)
+    assert sent_tokens(runner.model) < ON_BREAK
 
 
-CASES: list[tuple[str, int, str | None, Callable[[Windowed, int], None]]] = [
-    ("snapshot_note_removed_just_under_the_trigger", IN_BAND, "shown", compacted_on_the_removal),
-    ("told_note_removed_just_under_the_trigger", IN_BAND, "told", compacted_on_the_removal),
-    ("no_removal_just_under_the_trigger", IN_BAND, None, in_band_without_removal),
-    ("snapshot_note_removed_further_below", BELOW, "shown", below_with_removal),
-    ("told_note_removed_further_below", BELOW, "told", below_with_removal),
+def little_before_the_latest_exchange(runner: Windowed, compactions: int) -> None:
+    not_compacted(runner, compactions, 2)
+    assert sent_tokens(runner.model) >= ON_BREAK, "the thread was past the on-break share"
+
+
+CASES: list[tuple[str, int, str | None, int, Callable[[Windowed, int], None]]] = [
+    ("snapshot_note_removed_past_the_share", PAST, "shown", 1, compacted_on_the_removal),
+    ("told_note_removed_past_the_share", PAST, "told", 1, compacted_on_the_removal),
+    ("no_removal_past_the_share", PAST, None, 1, past_without_removal),
+    ("snapshot_note_removed_below_the_share", BELOW, "shown", 1, below_with_removal),
+    ("told_note_removed_little_before_the_latest", 2, "told", 3, little_before_the_latest_exchange),
 ]
 IDS = [case[0] for case in CASES]
 
 
-@pytest.mark.parametrize(("name", "questions", "removal", "check"), CASES, ids=IDS)
-def test_a_removal_near_the_trigger_compacts_on_its_call(
+@pytest.mark.parametrize(("name", "questions", "removal", "size", "check"), CASES, ids=IDS)
+def test_a_removal_compacts_on_its_call(
     backend: Backend,
     name: str,
     questions: int,
     removal: str | None,
+    size: int,
     check: Callable[[Windowed, int], None],
 ) -> None:
     """Under invoke, on every backend."""
     runner = Windowed(backend, model=Scripted())
-    drive(thread(questions, removal), runner)
+    drive(thread(questions, removal, size), runner)
     assert wait_all()
     dividers = runner.graph.get_state(CONFIG).values["memory_context"].get(DIVIDERS)
     check(runner, len(dividers or []))
 
 
-@pytest.mark.parametrize(("name", "questions", "removal", "check"), CASES, ids=IDS)
-async def test_a_removal_near_the_trigger_compacts_on_its_call_async(
+@pytest.mark.parametrize(("name", "questions", "removal", "size", "check"), CASES, ids=IDS)
+async def test_a_removal_compacts_on_its_call_async(
     abackend: Backend,
     name: str,
     questions: int,
     removal: str | None,
+    size: int,
     check: Callable[[Windowed, int], None],
 ) -> None:
     """Under ainvoke, on every backend."""
     runner = Windowed(abackend, model=Scripted())
-    await adrive(thread(questions, removal), runner)
+    await adrive(thread(questions, removal, size), runner)
     await await_every()
     dividers = (await runner.graph.aget_state(CONFIG)).values["memory_context"].get(DIVIDERS)
     check(runner, len(dividers or []))

@@ -6,9 +6,11 @@ write_todos call stays with its result. Summaries are progressive: the previous 
 fed into the next. A summary the model fails to write, or one `checked_rewrite` refuses, is
 a failed compaction: the conversation stays as it was. On a call whose request changes
 anyway (a new snapshot of memory after a removal, or an update dropped for one: masking.py
-`resnapshotted`), or one where masking left its pass to compaction (due.py), compaction
-runs from `masking_min_clear_ratio` below its trigger: the provider's prompt cache breaks
-there regardless, so the compaction the next turns would bring costs no second break.
+`resnapshotted`), compaction runs from `compaction_on_break_ratio` of the window: that
+request is billed in full regardless, so the calls after it start from a small one. Below
+the trigger it keeps the latest exchange too, and runs only when what it would summarize
+is at least `masking_min_clear_ratio` of the window. On a call where masking left its pass
+to compaction (due.py) it runs from that share below its trigger.
 Summarize now keeps the latest complete turn (or the keep share, whichever is smaller) and
 compacts everything before it.
 
@@ -71,6 +73,7 @@ DIVIDERS, FLUSH_EVENT, LAST = "dividers", "flush_event", "last_compaction"
 NOT_ENABLED = "Summarize now is not enabled (MEMORY_COMPACTION_MANUAL)"
 NOTHING_YET = "nothing to compact yet"
 UNJOURNALED = "the journal could not be written; the conversation is unchanged"
+TOO_LITTLE = "too little before the latest exchange to compact ahead of the trigger"
 JournalFirst = Callable[[Sequence[int]], Plan[list[BaseMessage] | None]]
 """Given the indices about to be summarized, journal what must be first: the new messages
 left for a later journal write, None when the journal could not be written."""
@@ -103,11 +106,13 @@ def split(
     keep_tokens: float,
     keep_from: int | None = None,
     opening: int | None = None,
+    keep_all_from: int | None = None,
 ) -> tuple[list[int], list[int], int]:
     """Indices to summarize, indices to keep, and the cut: the newest messages within
-    keep_tokens (at least one), or only those from `keep_from` on when that keeps fewer,
-    moved back so tool calls and results stay whole, are kept with what is always
-    preserved, and with the message at `opening` (the user message of the turn under way)."""
+    keep_tokens (at least one), or only those from `keep_from` on when that keeps fewer, or
+    all from `keep_all_from` on when that keeps more, moved back so tool calls and results
+    stay whole, are kept with what is always preserved, and with the message at `opening`
+    (the user message of the turn under way)."""
     cut = len(messages)
     used = 0
     while cut > 0:
@@ -118,6 +123,8 @@ def split(
         cut -= 1
     if keep_from is not None:
         cut = max(cut, keep_from)
+    if keep_all_from is not None:
+        cut = min(cut, keep_all_from)
     cut = safe_cut(messages, cut)
     preserved = set(preserved_before(messages, cut))
     if opening is not None and opening < cut:
@@ -156,12 +163,19 @@ def compaction_plan(
     )
     if kind == "auto" and not due:
         return Compaction("nothing_to_compact", message="below the compaction trigger")
+    early = kind == "auto" and not compaction_due(
+        {**info, "tokens": tokens}, settings, window, counter
+    )
     keep_from = latest_turn_start(messages) if kind == "manual" else None
     keep_tokens = settings.summarization_keep_ratio * window
     opening = latest_user_index(messages) if kind == "auto" else None
-    summarize, keep, cut = split(messages, counter, keep_tokens, keep_from, opening)
+    keep_all_from = latest_turn_start(messages) if early else None
+    summarize, keep, cut = split(messages, counter, keep_tokens, keep_from, opening, keep_all_from)
     if not summarize:
         return Compaction("nothing_to_compact", message=NOTHING_YET)
+    least = settings.masking_min_clear_ratio * window
+    if early and counter.count([messages[i] for i in summarize]) < least:
+        return Compaction("nothing_to_compact", message=TOO_LITTLE)
     pending: list[BaseMessage] = []
     if journal is not None:
         journaled = yield from journal(summarize)
@@ -268,9 +282,9 @@ class CompactionStep:
         self.journal = journal
 
     def step(self, turn: Turn, kind: Trigger, prefix_breaks: bool = False) -> Plan[Compaction]:
-        """Compact when due (always for `manual`; from `masking_min_clear_ratio` below the
-        trigger when `prefix_breaks`); whatever it would take out of the thread unjournaled is
-        journaled first (what it keeps is journaled with the turn's end)."""
+        """Compact when due (always for `manual`; from `compaction_on_break_ratio` when
+        `prefix_breaks`); whatever it would take out of the thread unjournaled is journaled
+        first (what it keeps is journaled with the turn's end)."""
         counts, _ = tally(turn.messages, turn.info, self.counter)
         turn.record(counts)
         size = window(self.model, turn.settings)

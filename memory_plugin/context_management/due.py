@@ -29,6 +29,13 @@ COUNTED_LAST = "counted_last_id"
 FAILED_IN = "compaction_failed_in"
 
 
+def input_tokens(info: dict[str, Any], counter: TokenCounter) -> int:
+    """The model's input as compaction counts it: the transcript with its masked outputs at
+    full size, the running summary and the protected prefix load_memory counted."""
+    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
+    return before + int(info.get(PREFIX_TOKENS, 0)) + int(info.get(MASKED_TOKENS, 0))
+
+
 def compaction_due(
     info: dict[str, Any],
     settings: MemorySettings,
@@ -37,16 +44,17 @@ def compaction_due(
     *,
     prefix_breaks: bool = False,
 ) -> bool:
-    """Whether the model's input (the transcript with its masked outputs at full size, the
-    running summary and the protected prefix load_memory counted) has crossed the trigger;
-    when `prefix_breaks` (the call's request changes anyway, or masking left its pass to
-    compaction on this call), the trigger less `masking_min_clear_ratio`: the compaction the
-    next turns would bring costs no cache here."""
-    before = int(info.get("tokens", 0)) + counter.count_text(str(info.get(SUMMARY, "")))
-    before += int(info.get(PREFIX_TOKENS, 0)) + int(info.get(MASKED_TOKENS, 0))
-    early = prefix_breaks or deferred(info)
+    """Whether the model's input (`input_tokens`) has crossed the trigger; from
+    `masking_min_clear_ratio` below it when masking left its pass to compaction on this
+    call, and from `compaction_on_break_ratio` of the window (at the latest from that share
+    below the trigger) when the call's request changes anyway (`prefix_breaks`)."""
     trigger = settings.summarization_trigger_ratio
-    return before >= (trigger - (settings.masking_min_clear_ratio if early else 0.0)) * window
+    early = trigger - settings.masking_min_clear_ratio
+    if prefix_breaks:
+        trigger = min(early, settings.compaction_on_break_ratio)
+    elif deferred(info):
+        trigger = early
+    return input_tokens(info, counter) >= trigger * window
 
 
 def deferred(info: dict[str, Any]) -> bool:
@@ -84,7 +92,6 @@ def leave_to_compaction(
     opened_by = latest_user_message_id(messages)
     if opened_by is not None and info.get(FAILED_IN) == opened_by:
         return False
-    plain = {**info, MASK_DEFERRED: None}
-    return compaction_due(
-        plain, settings, window, counter, prefix_breaks=True
-    ) and not compaction_due(plain, settings, window, counter)
+    trigger = settings.summarization_trigger_ratio
+    tokens = input_tokens(info, counter)
+    return (trigger - settings.masking_min_clear_ratio) * window <= tokens < trigger * window

@@ -155,6 +155,16 @@ class MemorySettings(BaseModel):
         ge=0.10,
         le=0.95,
     )
+    compaction_on_break_ratio: float = _f(
+        0.25,
+        (
+            "on a call whose request changes anyway (a removal of memory the session showed), "
+            "compact from this share of the window, keeping the latest exchange: the break "
+            "re-bills the request in full there, so the next calls start from a small one"
+        ),
+        ge=0.05,
+        le=0.95,
+    )
     summarization_keep_ratio: float = _f(
         0.10, "share of the window kept verbatim after compaction", ge=0.01, le=0.5
     )
