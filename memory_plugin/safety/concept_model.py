@@ -102,7 +102,7 @@ class ConceptModel:
         """For each text's normalised forms (normalise.variants), whether the model refuses
         its first two (the folded text and its de-homoglyphed form: the forms an attack in any
         language is written in; the others undo encodings the n-gram model is trained on)."""
-        return [any(self.refuses(form) for form in found[:2]) for found in forms]
+        return [any(self.refuses(form) for form in dict.fromkeys(found[:2])) for found in forms]
 
 
 def load(path: Path) -> ConceptModel:
