@@ -5,8 +5,9 @@ in full there anyway, and the calls after it start from a small one. Without the
 below that share, or with too little before the latest exchange (under
 `masking_min_clear_ratio` of the window), nothing is compacted on that call.
 
-Driven through `create_memory_graph` by tests/test_removals.py's runner (invoke and ainvoke,
-every backend); the removal is the console's REST door deleting a note.
+Driven through `create_memory_graph` (invoke and ainvoke) and `create_agent` with
+MemoryMiddleware (ainvoke) by tests/test_removals.py's runner, on every backend; the removal is
+the console's REST door deleting a note.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from langchain.agents import create_agent
 
-from memory_plugin import Backend, MemorySettings, create_memory_graph
+from memory_plugin import Backend, MemoryContext, MemorySettings, create_memory_graph
 from memory_plugin.background import await_every, wait_all
 from memory_plugin.context_management.compaction import DIVIDERS
 from memory_plugin.offline.model import OfflineModel
+from memory_plugin.prebuilt.middleware import MemoryMiddleware
 from memory_plugin.scoped import ScopedMemory
 from memory_plugin.server.app import create_app
 from memory_plugin.tokens import counter_for
@@ -53,19 +56,35 @@ CONFIG: dict[str, Any] = {"configurable": {"thread_id": "t1"}}
 
 @dataclass
 class Windowed(Run):
-    """The shipped graph on its default settings, its model reporting a small window and the
-    offline model writing summaries and flush notes."""
+    """The shipped graph (or `create_agent` with MemoryMiddleware) on its default settings,
+    its model reporting a small window and the offline model writing summaries and flush
+    notes."""
 
     def __post_init__(self) -> None:
         self.model.profile = {"max_input_tokens": WINDOW}
-        self.graph = create_memory_graph(
-            self.model,
-            store=self.backend.store,
-            checkpointer=self.backend.checkpointer,
-            settings=SETTINGS,
-            system_prompt=SYSTEM,
-            maintenance_model=OfflineModel(),
-        )
+        if self.middleware:
+            memory = MemoryMiddleware(
+                self.model,
+                settings=SETTINGS,
+                system_prompt=SYSTEM,
+                maintenance_model=OfflineModel(),
+            )
+            self.graph = create_agent(
+                self.model,
+                middleware=[memory],
+                checkpointer=self.backend.checkpointer,
+                store=self.backend.store,
+                context_schema=MemoryContext,
+            )
+        else:
+            self.graph = create_memory_graph(
+                self.model,
+                store=self.backend.store,
+                checkpointer=self.backend.checkpointer,
+                settings=SETTINGS,
+                system_prompt=SYSTEM,
+                maintenance_model=OfflineModel(),
+            )
         self.app = create_app(
             self.backend.store, tokens=TOKENS, checkpointer=self.backend.checkpointer
         )
@@ -176,6 +195,23 @@ async def test_a_removal_compacts_on_its_call_async(
 ) -> None:
     """Under ainvoke, on every backend."""
     runner = Windowed(abackend, model=Scripted())
+    await adrive(thread(questions, removal, size), runner)
+    await await_every()
+    dividers = (await runner.graph.aget_state(CONFIG)).values["memory_context"].get(DIVIDERS)
+    check(runner, len(dividers or []))
+
+
+@pytest.mark.parametrize(("name", "questions", "removal", "size", "check"), CASES, ids=IDS)
+async def test_a_removal_compacts_on_a_middleware_agents_call(
+    abackend: Backend,
+    name: str,
+    questions: int,
+    removal: str | None,
+    size: int,
+    check: Callable[[Windowed, int], None],
+) -> None:
+    """The same through `create_agent` with MemoryMiddleware, under ainvoke."""
+    runner = Windowed(abackend, middleware=True, model=Scripted())
     await adrive(thread(questions, removal, size), runner)
     await await_every()
     dividers = (await runner.graph.aget_state(CONFIG)).values["memory_context"].get(DIVIDERS)

@@ -412,3 +412,15 @@ def test_what_is_only_added_keeps_the_system_message(
     """A bounded entry's usage line changing, or a note leaving a full recent-notes block for
     room, removes nothing: the session goes on with its snapshot."""
     drive(case, Run(backend))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case", [bounded_entry_added, notes_pushed_out_of_a_full_block], ids=lambda c: c.__name__
+)
+async def test_what_is_added_reaches_a_middleware_agents_open_session(
+    abackend: Backend, case: Callable[[Any, Scripted], Scenario]
+) -> None:
+    """Through `create_agent` with MemoryMiddleware alike: what memory learned mid-session is
+    told in the next turn's messages (a `<memory_update>`), the system message kept."""
+    await adrive(case, Run(abackend, middleware=True))

@@ -40,6 +40,7 @@ from langgraph.runtime import Runtime
 from memory_plugin.compat import RunnableCallable
 from memory_plugin.context_management.nodes import SUMMARIZE_NOW
 from memory_plugin.context_management.state import merge_info
+from memory_plugin.context_management.updates import UPDATES, place
 from memory_plugin.prebuilt.services import AsyncExecute, Execute, Result, build_services
 from memory_plugin.safety.staged import Check
 from memory_plugin.scope.identity import Membership
@@ -169,15 +170,19 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         ]
 
     def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        """The request with the protected prefix in front of its messages and this turn's
-        memory tools (a new request)."""
+        """The request with the protected prefix in front of its messages, what memory
+        learned during the session told in them (`<memory_update>`), and this turn's memory
+        tools (a new request)."""
         request = request.override(tools=self._offered(request))
         prefix = self.manager.model_input({**request.state, "messages": []})
         if not prefix or not isinstance(prefix[0], SystemMessage):
             return request
         system = _joined(request.system_message, prefix[0])
         extra = [m for m in prefix[1:] if isinstance(m, SystemMessage)]  # the rolling summary
-        return request.override(system_message=system, messages=[*extra, *request.messages])
+        state: dict[str, Any] = {**request.state}
+        told = (state.get("memory_context") or {}).get(UPDATES) or []
+        messages: list[Any] = place(request.messages, told)
+        return request.override(system_message=system, messages=[*extra, *messages])
 
     def wrap_model_call(self, request: ModelRequest[Any], handler: Handler) -> ModelResponse[Any]:
         """Call the model with the memory prefix (system prompt, blocks, summary)."""
