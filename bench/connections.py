@@ -153,8 +153,10 @@ class Sampler(threading.Thread):
 
     def summary(self, phase: str, app: str) -> dict[str, Any]:
         """Connections of application `app` in `phase`: per process the most and the typical
-        (the median over the samples the process had any in; the largest over processes),
-        in all, and the most in each state."""
+        (the median over the samples the process had any in; the largest over the processes
+        seen in at least half the samples, so a process that only opens a backend briefly,
+        the nightly job's coordinator, does not set it), in all, and the most in each
+        state."""
         series: dict[int, list[int]] = {}
         totals: list[int] = []
         states: dict[str, int] = {}
@@ -175,11 +177,18 @@ class Sampler(threading.Thread):
             "unattributed": -1 in series,
             "per_process_max": max((max(counts) for counts in series.values()), default=0),
             "per_process_typical": max(
-                (statistics.median(counts) for counts in series.values()), default=0
+                (statistics.median(counts) for counts in _lasting(series, len(totals))),
+                default=0,
             ),
             "total_max": max(totals, default=0),
             "states_max": states,
         }
+
+
+def _lasting(series: dict[int, list[int]], samples: int) -> list[list[int]]:
+    """The counts of the processes seen in at least half the samples (all when none was)."""
+    lasting = [counts for counts in series.values() if 2 * len(counts) >= samples]
+    return lasting or list(series.values())
 
 
 @contextmanager
