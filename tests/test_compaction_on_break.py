@@ -184,6 +184,7 @@ def test_a_removal_compacts_on_its_call(
     check(runner, len(dividers or []))
 
 
+@pytest.mark.parametrize("middleware", [False, True], ids=["graph", "middleware"])
 @pytest.mark.parametrize(("name", "questions", "removal", "size", "check"), CASES, ids=IDS)
 async def test_a_removal_compacts_on_its_call_async(
     abackend: Backend,
@@ -192,26 +193,11 @@ async def test_a_removal_compacts_on_its_call_async(
     removal: str | None,
     size: int,
     check: Callable[[Windowed, int], None],
+    middleware: bool,
 ) -> None:
-    """Under ainvoke, on every backend."""
-    runner = Windowed(abackend, model=Scripted())
-    await adrive(thread(questions, removal, size), runner)
-    await await_every()
-    dividers = (await runner.graph.aget_state(CONFIG)).values["memory_context"].get(DIVIDERS)
-    check(runner, len(dividers or []))
-
-
-@pytest.mark.parametrize(("name", "questions", "removal", "size", "check"), CASES, ids=IDS)
-async def test_a_removal_compacts_on_a_middleware_agents_call(
-    abackend: Backend,
-    name: str,
-    questions: int,
-    removal: str | None,
-    size: int,
-    check: Callable[[Windowed, int], None],
-) -> None:
-    """The same through `create_agent` with MemoryMiddleware, under ainvoke."""
-    runner = Windowed(abackend, middleware=True, model=Scripted())
+    """Under ainvoke, on every backend, through the graph and through `create_agent` with
+    MemoryMiddleware."""
+    runner = Windowed(abackend, middleware=middleware, model=Scripted())
     await adrive(thread(questions, removal, size), runner)
     await await_every()
     dividers = (await runner.graph.aget_state(CONFIG)).values["memory_context"].get(DIVIDERS)

@@ -45,8 +45,10 @@ from memory_plugin.context_management.due import (
     FAILED_IN,
     MASKED_TOKENS,
     compaction_due,
+    input_tokens,
     latest_user_index,
     latest_user_message_id,
+    trigger_share,
 )
 from memory_plugin.context_management.flush import FlushStart, flush_hook, in_background
 from memory_plugin.context_management.journaling import journal_before_removal, kept_cursor
@@ -158,14 +160,11 @@ def compaction_plan(
     summary = str(info.get(SUMMARY, ""))
     tokens = int(info["tokens"]) if "tokens" in info else counter.count(messages)
     before = tokens + counter.count_text(summary)
-    due = compaction_due(
-        {**info, "tokens": tokens}, settings, window, counter, prefix_breaks=prefix_breaks
-    )
+    size = input_tokens({**info, "tokens": tokens}, counter)
+    due = size >= trigger_share(info, settings, prefix_breaks) * window
     if kind == "auto" and not due:
         return Compaction("nothing_to_compact", message="below the compaction trigger")
-    early = kind == "auto" and not compaction_due(
-        {**info, "tokens": tokens}, settings, window, counter
-    )
+    early = kind == "auto" and size < trigger_share(info, settings, False) * window
     keep_from = latest_turn_start(messages) if kind == "manual" else None
     keep_tokens = settings.summarization_keep_ratio * window
     opening = latest_user_index(messages) if kind == "auto" else None

@@ -44,17 +44,19 @@ def compaction_due(
     *,
     prefix_breaks: bool = False,
 ) -> bool:
-    """Whether the model's input (`input_tokens`) has crossed the trigger; from
-    `masking_min_clear_ratio` below it when masking left its pass to compaction on this
-    call, and from `compaction_on_break_ratio` of the window (at the latest from that share
-    below the trigger) when the call's request changes anyway (`prefix_breaks`)."""
+    """Whether the model's input (`input_tokens`) has crossed the trigger (`trigger_share`)."""
+    return input_tokens(info, counter) >= trigger_share(info, settings, prefix_breaks) * window
+
+
+def trigger_share(info: dict[str, Any], settings: MemorySettings, prefix_breaks: bool) -> float:
+    """The share of the window compaction runs from: the trigger; `masking_min_clear_ratio`
+    below it when masking left its pass to compaction on this call; `compaction_on_break_ratio`
+    (at the latest that share below the trigger) when the call's request changes anyway."""
     trigger = settings.summarization_trigger_ratio
     early = trigger - settings.masking_min_clear_ratio
     if prefix_breaks:
-        trigger = min(early, settings.compaction_on_break_ratio)
-    elif deferred(info):
-        trigger = early
-    return input_tokens(info, counter) >= trigger * window
+        return min(early, settings.compaction_on_break_ratio)
+    return early if deferred(info) else trigger
 
 
 def deferred(info: dict[str, Any]) -> bool:

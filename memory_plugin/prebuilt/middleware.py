@@ -174,12 +174,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         learned during the session told in them (`<memory_update>`), and this turn's memory
         tools (a new request)."""
         request = request.override(tools=self._offered(request))
-        prefix = self.manager.model_input({**request.state, "messages": []})
+        state: dict[str, Any] = {**request.state}
+        prefix = self.manager.model_input({**state, "messages": []})
         if not prefix or not isinstance(prefix[0], SystemMessage):
             return request
         system = _joined(request.system_message, prefix[0])
         extra = [m for m in prefix[1:] if isinstance(m, SystemMessage)]  # the rolling summary
-        state: dict[str, Any] = {**request.state}
         told = (state.get("memory_context") or {}).get(UPDATES) or []
         messages: list[Any] = place(request.messages, told)
         return request.override(system_message=system, messages=[*extra, *messages])
