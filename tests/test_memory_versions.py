@@ -4,8 +4,8 @@ graph, another door or another process, reaches the next model call."""
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -334,14 +334,18 @@ def test_a_removal_through_another_door_of_this_process_leaves_the_next_call(
 def delete_behind(backend_url: str, key: str) -> None:
     """Delete an item as another process would: a connection of its own, not our store."""
     if backend_url.startswith("sqlite"):
-        with contextlib.closing(sqlite3.connect(backend_url.removeprefix("sqlite:///"))) as db:
-            db.execute("DELETE FROM store WHERE key = ?", (key,))
-            db.commit()
+        # In a process of its own: a second SQLite library in this process would share the
+        # file's POSIX locks with ours, and closing it drops them (a malformed database).
+        path = backend_url.removeprefix("sqlite:///")
+        code = "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+        code += "db.execute('DELETE FROM store WHERE key = ?', (sys.argv[2],)); db.commit()"
+        subprocess.run([sys.executable, "-c", code, path, key], check=True, timeout=60)
     else:
         with psycopg.connect(backend_url.split("?")[0], autocommit=True) as conn:
             conn.execute("DELETE FROM store WHERE key = %s", (key,))
 
 
+@pytest.mark.slow
 def test_a_removal_by_another_process_during_the_tool_step_leaves_the_next_turn(
     durable: Backend, durable_url: str
 ) -> None:
