@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -129,9 +129,11 @@ def passages(text: str) -> list[tuple[int, int]]:
     return found or [(0, len(text) + 2)]
 
 
+@lru_cache(maxsize=32)
 def masked(text: str) -> str:
     """The text without its URLs and e-mail addresses and with every number written 0, so the
-    model judges what is said around them, not which host, address or number it is."""
+    model judges what is said around them, not which host, address or number it is (the last
+    few are kept: both models judge a note's first forms)."""
     if "://" in text or "www." in text.lower():  # what a URL match holds: a quick skip
         text = _URL.sub(" ", text)
     if "@" in text:

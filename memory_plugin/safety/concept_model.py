@@ -39,6 +39,14 @@ MARKS: dict[str, re.Pattern[str]] = {
     "MARK_NUMBER": re.compile(r"\d"),
 }
 """Marks of a passage's form that read the same in every language."""
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "MARK_ADDRESS": ("://", "www.", "@"),
+    "MARK_TAG": ("<", "["),
+    "MARK_LABEL": (":", "\uff1a"),
+    "MARK_QUOTE": tuple("\"'\u00ab\u201c\u201e\u300c\u300e\u2018"),
+}
+"""What a passage holds wherever a mark's pattern matches it: one of these strings (a quick
+test that spares the search in most passages)."""
 OPENING = 40
 """How many characters from a passage's first word a concept counts as opening it (a model or a
 sender named first, a header's claim): its `@OPENING` feature, besides the concept itself."""
@@ -66,13 +74,20 @@ def features(text: str) -> tuple[int, ...]:
     named = len(lexicon().concepts)
     found_at = occurrences(text)
     found = {concept for _, _, concept in found_at}
-    found.update(named + n for n, mark in enumerate(MARKS.values()) if mark.search(text))
+    found.update(
+        named + n for n, (name, mark) in enumerate(MARKS.items()) if _marked(text, name, mark)
+    )
     first = len(text) - len(text.lstrip())
     opening = named + len(MARKS)
     found.update(opening + c for start, _, c in found_at if start - first < OPENING)
     present = sorted(found)
     index = _pair_index()
     return (*present, *(index[pair] for pair in combinations(present, 2)))
+
+
+def _marked(text: str, name: str, mark: re.Pattern[str]) -> bool:
+    needs = _NEEDS.get(name)
+    return (needs is None or any(need in text for need in needs)) and mark.search(text) is not None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from itertools import accumulate, compress
 from pathlib import Path
 
 LEXICON = Path(__file__).with_name("lexicon")
@@ -60,6 +61,12 @@ def _word() -> re.Pattern[str]:
             ranges.append((code, code))
     spans = "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
     return re.compile(f"[\\w{spans}]+")
+
+
+@cache
+def _split() -> re.Pattern[str]:
+    """`_word`, captured: splitting a text by it gives the text between words and the words."""
+    return re.compile(f"({_word().pattern})")
 
 
 _UNSPACED_RUN = re.compile(
@@ -197,25 +204,29 @@ def _pair_starts(word: str) -> _Follows | None:
 def occurrences(text: str) -> list[tuple[int, int, int]]:
     """Every concept in the text: (start, end, concept number), a word's at the word, a
     phrase's from its first word's start to its second word's end."""
+    parts = _split().split(text)  # the text between words, then a word, and so on
+    words = parts[1::2]
+    if text.casefold() != text:
+        words = [word.casefold() for word in words]
+    named = list(map(_of_word, words))
+    ends = list(accumulate(map(len, parts)))
+    last = len(words) - 1
     found: list[tuple[int, int, int]] = []
-    folded = text.casefold() == text
-    previous: tuple[int, _Follows] | None = None
-    for match in _word().finditer(text):
-        word = match.group() if folded else match.group().casefold()
-        named, starts = _of_word(word)
-        if not (named or starts or previous):
-            continue
-        start, end = match.span()
-        for concept in named:
-            found.append((start, end, concept))
-        if previous is not None:
-            for concept in previous[1].after(word):
-                found.append((previous[0], end, concept))
-        previous = (start, starts) if starts is not None else None
+    add = found.append
+    for n in compress(range(len(words)), named):
+        concepts, starts = named[n]  # type: ignore[misc]
+        start = ends[2 * n]
+        for concept in concepts:
+            add((start, ends[2 * n + 1], concept))
+        if starts is not None and n < last:
+            for concept in starts.after(words[n + 1]):
+                add((start, ends[2 * n + 3], concept))
     return found
 
 
 @lru_cache(maxsize=1 << 16)
-def _of_word(word: str) -> tuple[frozenset[int], _Follows | None]:
-    """A word's concepts and the phrases it may begin, in one lookup."""
-    return of_word(word), _pair_starts(word)
+def _of_word(word: str) -> tuple[frozenset[int], _Follows | None] | None:
+    """A word's concepts and the phrases it may begin, in one lookup; None where it has
+    neither."""
+    concepts, starts = of_word(word), _pair_starts(word)
+    return (concepts, starts) if concepts or starts is not None else None
