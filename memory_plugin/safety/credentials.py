@@ -230,6 +230,39 @@ def _name_starts() -> dict[str, re.Pattern[str]]:
     return scans
 
 
+@cache
+def _stem_reach(lead: str) -> int | None:
+    """How many characters before one of `_KEYWORD_STEMS` a name of the group can start (every
+    name holds one), None where a name holds none or is more than letters and `_?`."""
+    reach = 0
+    for name in lead[1:-1].split("|"):
+        plain = name.replace("_?", "_")
+        stem = _KEYWORD_STEMS.search(plain) if plain.replace("_", "").isalpha() else None
+        if stem is None:
+            return None
+        reach = max(reach, stem.start())
+    return reach
+
+
+def _starts(key: str, line: str) -> list[int]:
+    """Every place in the line where a name of the group `key` starts: looked for only just
+    before each place a stem starts, where the group allows (a scan at every character costs
+    several times more)."""
+    scan = _name_starts()[key]
+    reach = _stem_reach(key.split(":", 1)[1])
+    if reach is None:
+        return [m.start() for m in scan.finditer(line)]
+    found: list[int] = []
+    last = -1
+    stem = _KEYWORD_STEMS.search(line)
+    while stem is not None:
+        at = stem.start()
+        found.extend(p for p in range(max(at - reach, last + 1), at + 1) if scan.match(line, p))
+        last = at
+        stem = _KEYWORD_STEMS.search(line, at + 1)
+    return found
+
+
 def _first_match(pattern: re.Pattern[str], line: str, starts: dict[str, list[int]]) -> str | None:
     """pattern.search(line), the matched group KeywordDetector reports: a pattern that starts
     with a group of names can only match where one starts, so it is tried there alone
@@ -245,7 +278,7 @@ def _first_match(pattern: re.Pattern[str], line: str, starts: dict[str, list[int
         return None if found is None else str(found.group(group))
     key = f"{pattern.flags}:{lead}"
     if key not in starts:
-        starts[key] = [m.start() for m in _name_starts()[key].finditer(line)]
+        starts[key] = _starts(key, line)
     for position in starts[key]:
         found = pattern.match(line, position)
         if found is not None:
@@ -295,11 +328,24 @@ def _sieve() -> tuple[Sieve | None, tuple[range, ...]]:
     return sieve(patterns), tuple(spans)
 
 
+@cache
+def _phrase_sieve() -> Sieve | None:
+    return sieve([_PHRASE])
+
+
+def _phrases(text: str) -> Iterator[re.Match[str]]:
+    """`_PHRASE`'s matches in the text, where its RE2 rewrite finds one (one linear scan)."""
+    fast = _phrase_sieve()
+    if fast is None or fast.may_match(0, fast.scan([text])):
+        yield from _PHRASE.finditer(text)
+
+
 def prepare() -> None:
     """Build the detectors and their RE2 sieve now, not at the first write."""
     fast, _ = _sieve()
     if fast is not None:
         fast.candidates(b"")
+    _phrase_sieve()
 
 
 def credential_kind(text: str) -> str | None:
@@ -324,7 +370,7 @@ def credential_kind(text: str) -> str | None:
         return NETRC
     if any(_keyword_secret(window) for window in parts):
         return str(_KEYWORD.secret_type)
-    for match in _PHRASE.finditer(text):
+    for match in _phrases(text):
         value = match.group("value")
         name = text[max(match.start("value") - 60, 0) : match.start("value")]
         if not (
