@@ -7,7 +7,7 @@ from __future__ import annotations
 from memory_plugin.safety.check import Visibility
 from memory_plugin.safety.classifier import shipped
 from memory_plugin.safety.concept_model import shipped_concepts
-from memory_plugin.safety.credentials import credential_kind
+from memory_plugin.safety.credentials import Candidates, candidates, credential_kind
 from memory_plugin.safety.normalise import hidden_character, variants
 from memory_plugin.safety.rules import first_broken
 from memory_plugin.storable import unstorable_character
@@ -52,11 +52,16 @@ def _builtin(text: str, visibility: Visibility, *, learned: bool) -> str | None:
 
 
 def _ruled(
-    text: str, visibility: Visibility, forms: list[str] | None = None, ruled: bool = True
+    text: str,
+    visibility: Visibility,
+    forms: list[str] | None = None,
+    ruled: bool = True,
+    among: Candidates | None = None,
 ) -> tuple[str | None, list[str]]:
     """The stages before the classifier: why the text is refused, else None with the
     normalised forms the classifier judges (`forms`: its variants, where known; `ruled`:
-    False where the rule patterns are known to pass them)."""
+    False where the rule patterns are known to pass them; `among`: the credential patterns
+    that may match, where known)."""
     refused = unstorable(text)
     if refused is not None:
         return refused, []
@@ -71,7 +76,7 @@ def _ruled(
     if rule is not None:
         return f"{rule.refusal} (safety screen rule: {rule.name})", forms
     if visibility == "shared":
-        kind = credential_kind(text)
+        kind = credential_kind(text, among)
         if kind is not None:
             return (
                 f"holds a secret ({kind}), and shared memory is seen by the whole workspace; "
@@ -88,6 +93,7 @@ def first_refused_line(lines: list[str], visibility: Visibility) -> tuple[int, s
     # A rule pattern that matches no form of any line matches none of a line's: one pass over
     # them all tells a document no line breaks a rule (the usual case) at a fraction of the cost.
     ruled = first_broken([form for forms in distinct.values() for form in forms]) is not None
+    among = candidates(list(distinct)) if visibility == "shared" else None
     seen: set[str] = set()
     pending: list[tuple[int, list[str]]] = []  # lines the earlier stages pass, with forms
     chars = 0
@@ -95,7 +101,7 @@ def first_refused_line(lines: list[str], visibility: Visibility) -> tuple[int, s
         if line in seen:
             continue  # refused or not as where it first appeared
         seen.add(line)
-        reason, forms = _ruled(line, visibility, distinct[line], ruled)
+        reason, forms = _ruled(line, visibility, distinct[line], ruled, among)
         if reason is not None:
             return _first_learned(pending) or (index, reason)
         pending.append((index, forms))

@@ -31,7 +31,8 @@ match, and perhaps more) finds something in the text, so most notes skip most of
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -333,13 +334,6 @@ def _phrase_sieve() -> Sieve | None:
     return sieve([_PHRASE])
 
 
-def _phrases(text: str) -> Iterator[re.Match[str]]:
-    """`_PHRASE`'s matches in the text, where its RE2 rewrite finds one (one linear scan)."""
-    fast = _phrase_sieve()
-    if fast is None or fast.may_match(0, fast.scan([text])):
-        yield from _PHRASE.finditer(text)
-
-
 def prepare() -> None:
     """Build the detectors and their RE2 sieve now, not at the first write."""
     fast, _ = _sieve()
@@ -348,29 +342,55 @@ def prepare() -> None:
     _phrase_sieve()
 
 
-def credential_kind(text: str) -> str | None:
-    """What kind of credential the text holds (e.g. "GitHub Token"), else None."""
-    parts = list(windows(text))
+@dataclass(frozen=True)
+class Candidates:
+    """What may match somewhere in a set of texts, as their RE2 rewrites found: the
+    detectors and provider patterns, in their order, and whether the phrase pattern may."""
+
+    detectors: tuple[RegexBasedDetector, ...]
+    providers: tuple[tuple[str, re.Pattern[str]], ...]
+    phrase: bool
+
+
+def candidates(texts: Sequence[str]) -> Candidates:
+    """What may match in any of the texts, in one RE2 scan of all their windows (a document
+    screened line by line asks once, not once a line)."""
     fast, spans = _sieve()
-    scanned = fast.scan(parts) if fast is not None else None
-    possible = fast.candidates(scanned) if fast is not None else None
+    possible = fast.candidates(fast.scan([w for t in texts for w in windows(t)])) if fast else None
     first = spans[-1].stop if spans else 0
-    providers = range(first, first + len(PROVIDER_PATTERNS))
 
     def may(numbers: range) -> bool:
         return possible is None or not possible.isdisjoint(numbers)
 
-    for detector, span in zip(_detectors(), spans, strict=True):
-        if may(span) and any(True for window in parts for _ in detector.analyze_string(window)):
+    detectors = tuple(d for d, span in zip(_detectors(), spans, strict=True) if may(span))
+    providers = tuple(
+        pair
+        for number, pair in enumerate(PROVIDER_PATTERNS.items(), start=first)
+        if may(range(number, number + 1))
+    )
+    phrases = _phrase_sieve()
+    phrase = phrases is None or phrases.may_match(0, phrases.scan(texts))
+    return Candidates(detectors, providers, phrase)
+
+
+def credential_kind(text: str, among: Candidates | None = None) -> str | None:
+    """What kind of credential the text holds (e.g. "GitHub Token"), else None; `among`:
+    what may match in texts that hold this one (`candidates`), where known."""
+    parts = list(windows(text))
+    among = among or candidates([text])
+    for detector in among.detectors:
+        if any(True for window in parts for _ in detector.analyze_string(window)):
             return str(detector.secret_type)
-    for number, (name, pattern) in zip(providers, PROVIDER_PATTERNS.items(), strict=True):
-        if may(range(number, number + 1)) and any(pattern.search(window) for window in parts):
+    for name, pattern in among.providers:
+        if any(pattern.search(window) for window in parts):
             return name
     if "machine" in text and _NETRC.search(text):
         return NETRC
     if any(_keyword_secret(window) for window in parts):
         return str(_KEYWORD.secret_type)
-    for match in _phrases(text):
+    if not among.phrase:
+        return None
+    for match in _PHRASE.finditer(text):
         value = match.group("value")
         name = text[max(match.start("value") - 60, 0) : match.start("value")]
         if not (
