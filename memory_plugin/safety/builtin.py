@@ -8,7 +8,7 @@ from memory_plugin.safety.check import Visibility
 from memory_plugin.safety.classifier import shipped
 from memory_plugin.safety.concept_model import shipped_concepts
 from memory_plugin.safety.credentials import Candidates, candidates, credential_kind
-from memory_plugin.safety.normalise import hidden_character, variants
+from memory_plugin.safety.normalise import encoded_runs, hidden_character, variants
 from memory_plugin.safety.rules import first_broken
 from memory_plugin.storable import unstorable_character
 
@@ -89,11 +89,13 @@ def first_refused_line(lines: list[str], visibility: Visibility) -> tuple[int, s
     """The first line the built-in stages refuse (its index) and why, else None: the verdict
     of `builtin_violation` on each line in turn, with each distinct line judged once and the
     classifier scoring the forms of the lines the earlier stages pass in batches."""
-    distinct = {line: variants(line) for line in dict.fromkeys(lines)}
+    unique = list(dict.fromkeys(lines))
+    runs = encoded_runs(unique)
+    distinct = {line: variants(line, runs) for line in unique}
     # A rule pattern that matches no form of any line matches none of a line's: one pass over
     # them all tells a document no line breaks a rule (the usual case) at a fraction of the cost.
     ruled = first_broken([form for forms in distinct.values() for form in forms]) is not None
-    among = candidates(list(distinct)) if visibility == "shared" else None
+    among = candidates(unique) if visibility == "shared" else None
     seen: set[str] = set()
     pending: list[tuple[int, list[str]]] = []  # lines the earlier stages pass, with forms
     chars = 0

@@ -17,7 +17,7 @@ import html
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache, lru_cache
 from urllib.parse import unquote_plus
 
@@ -226,9 +226,10 @@ def _strip_hidden(text: str) -> str:
     return _CANDIDATES.sub("", text)
 
 
-def variants(text: str) -> list[str]:
+def variants(text: str, runs: frozenset[int] | None = None) -> list[str]:
     """The normalised forms to match: folded, de-homoglyphed, unmarked, despaced, de-leeted,
-    rot13, reversed (whole and word by word) and decoded."""
+    rot13, reversed (whole and word by word) and decoded (`runs`: the kinds of encoded run
+    that may occur in the text, `encoded_runs` of texts holding it, where known)."""
     base = _strip_hidden(unicodedata.normalize("NFKC", text)).casefold()
     latin = base.translate(_HOMOGLYPHS) if _HOMOGLYPH.search(base) else base
     unmarked = " ".join(_MARKUP.sub(" ", latin).split())
@@ -243,7 +244,7 @@ def variants(text: str) -> list[str]:
         _LEETED.sub(_deleet, despaced),
     ]
     forms.extend(_turned(unmarked))
-    forms.extend(_decoded(text))
+    forms.extend(_decoded(text, runs))
     return list(dict.fromkeys(forms))
 
 
@@ -320,14 +321,25 @@ def _wordlike(word: str) -> int:
     )
 
 
-def _decoded(text: str) -> list[str]:
-    """Readable text hidden by encoding inside the text, nested up to _DEPTH levels."""
+def encoded_runs(texts: Sequence[str]) -> frozenset[int] | None:
+    """The kinds of encoded run (`_RUNS`) that may occur in any of the texts, found in one
+    RE2 scan of them all (a document screened line by line asks once); None where any may."""
+    fast = _runs_sieve()
+    if fast is None:
+        return None
+    scanned = fast.scan(texts)
+    return frozenset(n for n in range(len(_RUNS)) if fast.may_match(n, scanned))
+
+
+def _decoded(text: str, runs: frozenset[int] | None = None) -> list[str]:
+    """Readable text hidden by encoding inside the text, nested up to _DEPTH levels (`runs`:
+    the kinds of run that may occur in the text itself, where known)."""
     found: list[str] = []
     budget = [_BUDGET]
     queue = deque([(text, 1)])
     while queue:
         source, depth = queue.popleft()
-        for decoded in _decodings(source, budget):
+        for decoded in _decodings(source, budget, runs if depth == 1 else None):
             if _readable(decoded):
                 for form in (decoded, *_turned(decoded)):
                     folded = _fold(form)
@@ -345,9 +357,10 @@ def _fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def _decodings(text: str, budget: list[int]) -> Iterator[str]:
+def _decodings(text: str, budget: list[int], runs: frozenset[int] | None = None) -> Iterator[str]:
     """Each printable decoding of the text: its lines with URL escapes or HTML entities
-    unescaped, then each candidate run decoded."""
+    unescaped, then each candidate run decoded (`runs`: the kinds that may occur, where
+    known)."""
     for escape, unescape in ((_URL_ESCAPE, unquote_plus), (_ENTITY, html.unescape)):
         if budget[0] <= 0 or not escape.search(text):
             continue
@@ -357,10 +370,10 @@ def _decodings(text: str, budget: list[int]) -> Iterator[str]:
         unescaped = unescape(lines)
         if unescaped != lines and _printable(unescaped):
             yield unescaped
-    fast = _runs_sieve()
-    scanned = None if fast is None else fast.scan([text])
+    if runs is None:
+        runs = encoded_runs([text])
     for number, (pattern, decoders) in enumerate(_RUNS):
-        if fast is not None and not fast.may_match(number, scanned):
+        if runs is not None and number not in runs:
             continue  # no candidate run: RE2 found none in one linear scan
         for match in pattern.finditer(text):
             if budget[0] <= 0:
