@@ -270,3 +270,25 @@ def test_keyword_detection_on_the_corpora_and_the_credential_tests() -> None:
             assert _keyword_secret(window) == expected, window
             found += expected
     assert found >= 5
+
+
+def test_documents_of_credentials_and_encodings_get_the_line_by_line_verdict() -> None:
+    """A document's RE2 sieves run once over all its lines (credentials.candidates,
+    normalise.encoded_runs): each line still gets the verdict it gets alone, whichever line
+    holds the credential or the encoded attack and whatever the others hold."""
+    from tests.test_screen_credentials import NEAR_MISSES, SAMPLES
+    from tests.test_screen_decoding import ENCODED
+
+    benign = [text for _, text in load("screen_benign.txt")][:40]
+    specials = [text for _, text in SAMPLES] + list(ENCODED.values())
+    rng = random.Random(7)
+    refused = passed = 0
+    for special in specials:
+        lines = rng.sample(benign, 6) + rng.sample(NEAR_MISSES, 3)
+        lines.insert(rng.randrange(len(lines) + 1), special)
+        for visibility in ("shared", "private"):
+            expected = line_by_line("\n".join(lines), visibility)
+            assert screened("\n".join(lines), visibility) == expected, special
+            refused += expected is not None
+            passed += expected is None
+    assert refused > len(specials) and passed > 0
