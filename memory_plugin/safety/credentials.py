@@ -31,9 +31,11 @@ match, and perhaps more) finds something in the text, so most notes skip most of
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -345,11 +347,12 @@ def prepare() -> None:
 @dataclass(frozen=True)
 class Candidates:
     """What may match somewhere in a set of texts, as their RE2 rewrites found: the
-    detectors and provider patterns, in their order, and whether the phrase pattern may."""
+    detectors and provider patterns, in their order, and the texts the phrase pattern may
+    match in (None: any)."""
 
     detectors: tuple[RegexBasedDetector, ...]
     providers: tuple[tuple[str, re.Pattern[str]], ...]
-    phrase: bool
+    phrase: frozenset[str] | None
 
 
 def candidates(texts: Sequence[str]) -> Candidates:
@@ -368,9 +371,24 @@ def candidates(texts: Sequence[str]) -> Candidates:
         for number, pair in enumerate(PROVIDER_PATTERNS.items(), start=first)
         if may(range(number, number + 1))
     )
-    phrases = _phrase_sieve()
-    phrase = phrases is None or phrases.may_match(0, phrases.scan(texts))
-    return Candidates(detectors, providers, phrase)
+    return Candidates(detectors, providers, _phrase_texts(texts))
+
+
+def _phrase_texts(texts: Sequence[str]) -> frozenset[str] | None:
+    """The texts that the phrase pattern's RE2 rewrite matches in or across (None: it could
+    not tell), found in one scan of them joined by line feeds."""
+    fast = _phrase_sieve()
+    spans = None if fast is None else fast.spans(0, fast.scan(texts))
+    if spans is None:
+        return None
+    starts = list(accumulate((len(text.encode("utf-8")) + 1 for text in texts), initial=0))
+    found: set[str] = set()
+    for start, end in spans:
+        number = bisect_right(starts, start) - 1
+        while number < len(texts) and starts[number] <= end:
+            found.add(texts[number])
+            number += 1
+    return frozenset(found)
 
 
 def credential_kind(text: str, among: Candidates | None = None) -> str | None:
@@ -388,7 +406,7 @@ def credential_kind(text: str, among: Candidates | None = None) -> str | None:
         return NETRC
     if any(_keyword_secret(window) for window in parts):
         return str(_KEYWORD.secret_type)
-    if not among.phrase:
+    if among.phrase is not None and text not in among.phrase:
         return None
     for match in _PHRASE.finditer(text):
         value = match.group("value")

@@ -230,8 +230,11 @@ def variants(text: str, runs: frozenset[int] | None = None) -> list[str]:
     """The normalised forms to match: folded, de-homoglyphed, unmarked, despaced, de-leeted,
     rot13, reversed (whole and word by word) and decoded (`runs`: the kinds of encoded run
     that may occur in the text, `encoded_runs` of texts holding it, where known)."""
-    base = _strip_hidden(unicodedata.normalize("NFKC", text)).casefold()
-    latin = base.translate(_HOMOGLYPHS) if _HOMOGLYPH.search(base) else base
+    if text.isascii():  # NFKC keeps it, and no hidden character or homoglyph is ASCII
+        base = latin = text.lower()
+    else:
+        base = _strip_hidden(unicodedata.normalize("NFKC", text)).casefold()
+        latin = base.translate(_HOMOGLYPHS) if _HOMOGLYPH.search(base) else base
     unmarked = " ".join(_MARKUP.sub(" ", latin).split())
     joined = _SPACED.sub(_unspaced, latin)
     despaced = unmarked if joined == latin else " ".join(_MARKUP.sub(" ", joined).split())
@@ -334,6 +337,8 @@ def encoded_runs(texts: Sequence[str]) -> frozenset[int] | None:
 def _decoded(text: str, runs: frozenset[int] | None = None) -> list[str]:
     """Readable text hidden by encoding inside the text, nested up to _DEPTH levels (`runs`:
     the kinds of run that may occur in the text itself, where known)."""
+    if runs is not None and not _may_decode(text, runs):
+        return []
     found: list[str] = []
     budget = [_BUDGET]
     queue = deque([(text, 1)])
@@ -351,6 +356,12 @@ def _decoded(text: str, runs: frozenset[int] | None = None) -> list[str]:
                 budget[0] -= len(decoded)
                 queue.append((decoded, depth + 1))
     return found
+
+
+def _may_decode(text: str, runs: frozenset[int]) -> bool:
+    """Whether the text holds what `_decodings` decodes: a URL escape's `%`, an entity's `&`
+    or a run of one of the kinds `runs`."""
+    return "%" in text or "&" in text or any(_RUNS[n][0].search(text) for n in runs)
 
 
 def _fold(text: str) -> str:

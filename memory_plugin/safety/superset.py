@@ -222,6 +222,16 @@ class Sieve:
         found = self._together.Match(scanned) or ()
         return frozenset(self._always) | {self._exact[n][0] for n in found}
 
+    def spans(self, number: int, scanned: bytes | None) -> list[tuple[int, int]] | None:
+        """Where pattern `number`'s loose rewrite matches in the forms `scanned` holds (byte
+        offsets, non-overlapping): wherever the pattern matches a form, one of these overlaps
+        it; None where it has no rewrite or the forms could not be scanned."""
+        fast = self._patterns[number]
+        if fast is None or scanned is None:
+            return None
+        loose, exact = fast
+        return [match.span() for match in (loose or exact).finditer(scanned)]
+
     def may_match(self, number: int, scanned: bytes | None) -> bool:
         """Whether pattern `number` may match one of the forms `scanned` holds (True where
         it has no rewrite or the forms could not be scanned)."""
