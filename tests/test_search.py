@@ -11,10 +11,12 @@ from typing import Any
 
 import psycopg
 import pytest
+from langgraph.store.sqlite import SqliteStore
 
 from memory_plugin import Backend, aconnect, connect
 from memory_plugin.backends import keywords, vectors
 from memory_plugin.backends.search import KeywordSearch, LiveKeys, Scored, VectorSearch
+from memory_plugin.backends.steps import drive
 from memory_plugin.plans import arun, run
 from memory_plugin.scope import personal_scope
 from memory_plugin.scoped import ScopedMemory
@@ -542,3 +544,118 @@ async def test_async_sqlite_leaves_out_common_words_alike(tmp_path: Any) -> None
             for limit in (1, 10, 100)
         ]
     assert found == expected
+
+
+WAITING_HISTORY = COMMON_HISTORY[:240]
+
+
+def _sqlite_counts(store: Any) -> tuple[int, int]:
+    """The scope's notes whose postings wait in their rows, and its postings written."""
+    prefix = ".".join(ANN_NOTES)
+    waiting = "SELECT count(*) FROM memory_note_rows WHERE prefix = ? AND pending IS NOT NULL"
+    postings = "SELECT count(*) FROM memory_note_terms"
+    ((held,),) = store.conn.execute(waiting, (prefix,)).fetchall()
+    ((written,),) = store.conn.execute(postings).fetchall()
+    return held, written
+
+
+def _appended_one_at_a_time(store: Any, seen: list[tuple[int, int]]) -> list[Any]:
+    """Append WAITING_HISTORY a note at a time, deleting a note every 7 and rewriting one by a
+    LangGraph put every 11 (left unanalysed until the next search), searching every 60;
+    `seen` gets the SQLite counts before each search."""
+    memory = ScopedMemory(store, clock=Clock())
+    written, results = [], []
+    for n, note in enumerate(WAITING_HISTORY):
+        written += memory.import_notes(ANN, [note])
+        if n % 7 == 6:
+            memory.delete_note(ANN, written[n - 2].key)
+        item = store.get(ANN_NOTES, written[n - 1].key) if n % 11 == 10 else None
+        if item and not item.value.get("deleted"):
+            store.put(ANN_NOTES, item.key, {**item.value, "text": f"{note[1]} gamma"})
+        if n % 60 == 59:
+            if isinstance(store, SqliteStore):
+                seen.append(_sqlite_counts(store))
+            results.append(_common_results(store))
+    return results
+
+
+@pytest.mark.parametrize("hold", [keywords.HOLD, 1, 10**9])
+def test_postings_waiting_in_the_notes_rows_search_as_if_written(
+    hold: int, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append's postings wait in its notes' rows until the scope holds more than `HOLD`
+    waiting notes (one append then writes them all): results and scores stay the memory
+    backend's to the last digit while notes wait, after they are written, when a waiting
+    note is deleted or rewritten, and through the shortlist (`DIRECT` 0)."""
+    with connect("memory://") as backend:
+        expected = _appended_one_at_a_time(backend.store, [])
+    monkeypatch.setattr(keywords, "HOLD", hold)
+    seen: list[tuple[int, int]] = []
+    with connect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
+        assert _appended_one_at_a_time(backend.store, seen) == expected
+        monkeypatch.setattr(keywords, "DIRECT", 0)
+        assert _common_results(backend.store) == expected[-1]
+    assert len(seen) == 4 and all(len(found) == 10 for found in expected[-1][1::3])
+    if hold == 10**9:  # nothing written but what a search analysed (after a rewrite)
+        assert seen[0][1] == 0
+        assert all(held > 30 for held, _ in seen)
+    else:
+        assert all(held <= hold and written > 0 for held, written in seen)
+        assert hold == 1 or all(held > 0 for held, _ in seen)
+
+
+async def test_async_appends_hold_postings_alike(tmp_path: Any) -> None:
+    with connect("memory://") as backend:
+        memory = ScopedMemory(backend.store, clock=Clock())
+        for note in WAITING_HISTORY[:100]:
+            memory.import_notes(ANN, [note])
+        expected = _common_results(backend.store)
+    async with aconnect(f"sqlite:///{tmp_path / 'memory.db'}") as backend:
+        memory = ScopedMemory(backend.store, clock=Clock())
+        for note in WAITING_HISTORY[:100]:
+            await memory.aimport_notes(ANN, [note])
+        found = [
+            _exact(await arun(backend.store, _ask(KeywordSearch(ANN_NOTES, query, limit))))
+            for query in COMMON_QUERIES
+            for limit in (1, 10, 100)
+        ]
+        prefix = ".".join(ANN_NOTES)
+        waiting = "SELECT count(*) FROM memory_note_rows WHERE prefix = ? AND pending IS NOT NULL"
+        ((held,),) = await backend.store.conn.execute_fetchall(waiting, (prefix,))
+    assert found == expected
+    assert held == 100 % (keywords.HOLD + 1)
+
+
+def test_a_search_reads_one_snapshot_while_another_store_writes_the_waiting_postings(
+    tmp_path: Any,
+) -> None:
+    """Another connection's appends land between a search's statements and write the postings
+    of the notes that waited: the search still scores the scope as it was when it began, with
+    no note counted twice."""
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    with connect(url) as backend, connect(url) as other:
+        memory = ScopedMemory(backend.store, clock=Clock())
+        for note in WAITING_HISTORY[:40]:
+            memory.import_notes(ANN, [note])
+        held = _sqlite_counts(backend.store)[0]
+        assert 0 < held <= keywords.HOLD
+        more = WAITING_HISTORY[40 : 40 + keywords.HOLD + 1 - held]  # the last writes them all
+        query = "alpha beta delta7"
+        expected = _exact(run(backend.store, _ask(KeywordSearch(ANN_NOTES, query, 10))))
+        writer = ScopedMemory(other.store, clock=Clock())
+        conn, appended = backend.store.conn, []
+
+        def execute(sql: str, args: Any) -> Any:
+            rows = conn.execute(sql, args).fetchall()
+            if sql is keywords._WAITING and not appended:
+                for note in more:
+                    appended.extend(writer.import_notes(ANN, [note]))
+            return rows
+
+        steps = keywords.search_steps(".".join(ANN_NOTES), query, 10)
+        with backend.store.lock:
+            found = drive(steps, execute, conn.executemany)
+        assert [(key, score) for key, score, _ in found] == expected
+        assert len(appended) == len(more) and _sqlite_counts(backend.store)[0] == 0
+        after = _exact(run(backend.store, _ask(KeywordSearch(ANN_NOTES, query, 10))))
+        assert after != expected

@@ -264,7 +264,7 @@ def insert_many(store: BaseStore, request: InsertMany) -> list[dict[str, Any]]:
                     rows = db.execute(SQLITE_CLAIM_SEED, _sqlite_seed_args(request)).fetchall()
                 stored = _claimed(request, int(rows[0][0]))
                 db.executemany(SQLITE_INSERT_DATED, _sqlite_rows(request, stored))
-                analyse = keywords.analyse_steps(_prefix(request.namespace))
+                analyse = keywords.analyse_steps(_prefix(request.namespace), keywords.HOLD)
                 drive(analyse, lambda sql, args: db.execute(sql, args).fetchall(), db.executemany)
             except BaseException:
                 db.execute("ROLLBACK")
@@ -312,7 +312,7 @@ async def ainsert_many(store: BaseStore, request: InsertMany) -> list[dict[str, 
                     found = list(await db.execute_fetchall(SQLITE_CLAIM_SEED, seed))
                 stored = _claimed(request, int(found[0][0]))
                 await db.executemany(SQLITE_INSERT_DATED, _sqlite_rows(request, stored))
-                analysed = keywords.analyse_steps(_prefix(request.namespace))
+                analysed = keywords.analyse_steps(_prefix(request.namespace), keywords.HOLD)
                 await adrive(analysed, db.execute_fetchall, db.executemany)
             except BaseException:
                 await db.execute("ROLLBACK")

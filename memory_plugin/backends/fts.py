@@ -72,10 +72,17 @@ SQLITE_VERSIONS = [
     *SQLITE_VERSION_TRIGGERS,
     "INSERT INTO memory_search_migrations (v) VALUES (2)",
 ]
-SQLITE_MIGRATIONS = [(1, SQLITE_PER_SCOPE), (2, SQLITE_VERSIONS)]
+SQLITE_PENDING = [
+    "ALTER TABLE memory_note_rows ADD COLUMN pending TEXT",
+    """CREATE INDEX memory_note_rows_pending ON memory_note_rows (prefix)
+        WHERE pending IS NOT NULL""",
+    "INSERT INTO memory_search_migrations (v) VALUES (3)",
+]
+SQLITE_MIGRATIONS = [(1, SQLITE_PER_SCOPE), (2, SQLITE_VERSIONS), (3, SQLITE_PENDING)]
 """Run once each, in order: replace the FTS5 index (table-wide statistics) by per-scope
 postings, every existing note left to be analysed before its scope's next search; count the
-writes to each namespace."""
+writes to each namespace; let an append's postings wait in the notes' rows
+(memory_plugin.backends.keywords)."""
 _SQLITE_HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = 'memory_search_migrations'"
 _SQLITE_HAS = "SELECT 1 FROM memory_search_migrations WHERE v = ?"
 

@@ -7,7 +7,13 @@ there unanalysed (`len` NULL) until Python analyses it with `search_terms`, the 
 memory backend scores with: at the append that wrote it (claims), or before its scope's
 next search, in one BEGIN IMMEDIATE transaction. Analysing writes the note's postings
 (`memory_note_terms`: scope, term, note, term frequency, length) and adds it to the scope's
-note count and total length (`memory_note_stats`).
+note count and total length (`memory_note_stats`). An append's notes keep their postings in
+their rows (`pending`: each term's frequency) while the scope holds at most `HOLD` such
+notes; the append that would hold more writes the postings of all of them. A note's postings
+fall on a page of the term index each, about 56 pages for a 2,000-character note, and
+writing them was half of `remember`'s time in the store; written together, notes share
+pages. A search reads the waiting notes from their rows (a partial index) beside the
+postings.
 
 A search reads the postings of the query's terms in one scope, so its cost follows the
 matches, and scores with `bm25_score` and that scope's statistics alone: another scope's
@@ -24,17 +30,20 @@ another order), so results, scores and order are those of scoring every posting.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
 import orjson
 
 from memory_plugin.backends.langgraph_tables import SQLITE_NOTE_VALUES, SQLITE_UNANALYSED
-from memory_plugin.backends.steps import Rows, Steps, transaction
+from memory_plugin.backends.steps import Rows, Steps, snapshot, transaction
 from memory_plugin.text import BM25_B, BM25_K1, Bm25Stats, bm25_idf, bm25_score, search_terms
 
 CHUNK = 1_000
 """Notes analysed per statement."""
+HOLD = 16
+"""Notes of a scope whose postings may wait in their rows (see above)."""
 DIRECT = 500
 """Up to this many postings of the query's terms in the scope, all of them are read and
 scored in Python: one statement, cheaper than the shortlist's below about 500."""
@@ -52,22 +61,41 @@ SELECT 1 FROM memory_note_rows INDEXED BY memory_note_rows_unanalysed
 WHERE prefix = ? AND len IS NULL LIMIT 1
 """
 _ADD_STATS = """
-INSERT INTO memory_note_stats (prefix, docs, total_len) VALUES (?, ?, ?)
+INSERT INTO memory_note_stats (prefix, docs, total_len) VALUES (?1, ?2, ?3)
 ON CONFLICT (prefix) DO UPDATE
 SET docs = docs + excluded.docs, total_len = total_len + excluded.total_len
-RETURNING id
+RETURNING id, (
+    SELECT count(*) FROM memory_note_rows INDEXED BY memory_note_rows_pending
+    WHERE prefix = ?1 AND pending IS NOT NULL
+)
 """
 _ANALYSED = """
-INSERT INTO memory_note_rows (prefix, key, len, terms)
-SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+INSERT INTO memory_note_rows (prefix, key, len, terms, pending)
+SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+    json_extract(value, '$[3]')
 FROM json_each(?) WHERE true
-ON CONFLICT (prefix, key) DO UPDATE SET len = excluded.len, terms = excluded.terms
+ON CONFLICT (prefix, key) DO UPDATE
+SET len = excluded.len, terms = excluded.terms, pending = excluded.pending
 """
-"""Sets the length and terms of rows read in the same transaction (an upsert: an UPDATE
-... FROM json_each reads the scope's every row for each note)."""
+"""Sets the length, terms and waiting postings (or NULL) of rows read in the same
+transaction (an upsert: an UPDATE ... FROM json_each reads the scope's every row for each
+note)."""
+_WAITING = """
+SELECT key, len, pending FROM memory_note_rows INDEXED BY memory_note_rows_pending
+WHERE prefix = ? AND pending IS NOT NULL
+"""
+_POSTED = """
+UPDATE memory_note_rows INDEXED BY memory_note_rows_pending SET pending = NULL
+WHERE prefix = ? AND pending IS NOT NULL
+"""
 _POSTINGS = "INSERT INTO memory_note_terms (scope, term, key, tf, len) VALUES (?, ?, ?, ?, ?)"
 """Run once per posting (executemany: cheaper than unpacking a JSON array in SQL)."""
-_STATS = "SELECT id, docs, total_len FROM memory_note_stats WHERE prefix = ?"
+_STATS = """
+SELECT id, docs, total_len, (
+    SELECT count(*) FROM memory_note_rows INDEXED BY memory_note_rows_pending
+    WHERE prefix = ?1 AND pending IS NOT NULL
+) FROM memory_note_stats WHERE prefix = ?1
+"""
 _DF = """
 SELECT term, count(*) FROM memory_note_terms
 WHERE scope = ? AND term IN (SELECT value FROM json_each(?)) GROUP BY term
@@ -118,25 +146,43 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def analyse_steps(prefix: str) -> Steps[None]:
-    """Analyse the scope's notes that are not yet, inside the caller's transaction."""
+def analyse_steps(prefix: str, hold: int = 0) -> Steps[None]:
+    """Analyse the scope's notes that are not yet, inside the caller's transaction; their
+    postings wait in their rows while the scope then holds at most `hold` waiting notes, else
+    every waiting note's postings are written with theirs."""
     rows = yield (SQLITE_UNANALYSED, (prefix,))
     if not rows:
         return
     analysed = [(key, Counter(search_terms(text))) for key, text in rows]
     total = sum(sum(counts.values()) for _, counts in analysed)
-    ((scope,),) = yield (_ADD_STATS, (prefix, len(analysed), total))
+    ((scope, waiting),) = yield (_ADD_STATS, (prefix, len(analysed), total))
+    held = waiting + len(analysed) <= hold
     for start in range(0, len(analysed), CHUNK):
         chunk = analysed[start : start + CHUNK]
-        notes = [[key, sum(counts.values()), _json(list(counts))] for key, counts in chunk]
-        yield (_ANALYSED, (prefix, _json(notes)))
-        postings = Rows(
-            (scope, term, key, tf, length)
+        notes = [
+            [key, sum(counts.values()), _json(list(counts)), _json(counts) if held else None]
             for key, counts in chunk
-            for length in [sum(counts.values())]
-            for term, tf in counts.items()
+        ]
+        yield (_ANALYSED, (prefix, _json(notes)))
+        if not held:
+            yield (_POSTINGS, _postings(scope, chunk))
+    if not held and waiting:
+        rows = yield (_WAITING, (prefix,))
+        yield (
+            _POSTINGS,
+            _postings(scope, [(key, orjson.loads(counts)) for key, _, counts in rows]),
         )
-        yield (_POSTINGS, postings)
+        yield (_POSTED, (prefix,))
+
+
+def _postings(scope: int, notes: Sequence[tuple[str, Mapping[str, int]]]) -> Rows:
+    """The postings rows of the notes' term counts."""
+    return Rows(
+        (scope, term, key, tf, length)
+        for key, counts in notes
+        for length in [sum(counts.values())]
+        for term, tf in counts.items()
+    )
 
 
 def _left_out(df: dict[str, int], bounds: dict[str, float], limit: int) -> set[str]:
@@ -187,11 +233,26 @@ def search_steps(prefix: str, query: str, limit: int) -> Steps[list[tuple[str, f
         return []
     if (yield (_ANY_UNANALYSED, (prefix,))):
         yield from transaction(analyse_steps(prefix))
+    return (yield from snapshot(_scored_steps(prefix, terms, limit)))
+
+
+def _scored_steps(prefix: str, terms: set[str], limit: int) -> Steps[list[tuple[str, float, Any]]]:
+    """`search_steps` once the scope's notes are analysed, read in one snapshot: an append
+    elsewhere that writes the waiting notes' postings meanwhile cannot count them twice."""
     stats = yield (_STATS, (prefix,))
     if not stats or not stats[0][1]:
         return []
-    scope, docs, total_len = stats[0]
-    df: dict[str, int] = dict((yield (_DF, (scope, _json(sorted(terms))))))
+    scope, docs, total_len, waits = stats[0]
+    named = [f'"{term}":' for term in terms]  # a term, a run of word characters, as in JSON
+    waiting = [
+        (term, key, counts[term], length)
+        for key, length, pending in ((yield (_WAITING, (prefix,))) if waits else [])
+        if any(name in pending for name in named)
+        for counts in [orjson.loads(pending)]
+        for term in terms & counts.keys()
+    ]
+    df = Counter(dict((yield (_DF, (scope, _json(sorted(terms)))))))
+    df.update(term for term, *_ in waiting)
     if not df:
         return []
     collection = Bm25Stats(docs, total_len / docs or 1.0, df)
@@ -207,7 +268,7 @@ def search_steps(prefix: str, query: str, limit: int) -> Steps[list[tuple[str, f
         postings = yield (_COUNTS, (scope, held, _json(keys)))
     counts: dict[str, dict[str, int]] = {}
     lengths: dict[str, int] = {}
-    for term, key, tf, length in postings:
+    for term, key, tf, length in [*postings, *waiting]:
         counts.setdefault(key, {})[term] = tf
         lengths[key] = length
     scores = {

@@ -78,7 +78,17 @@ async def adrive(
 
 def transaction(steps: Steps[T]) -> Steps[T]:
     """The steps inside BEGIN IMMEDIATE ... COMMIT, rolled back when one fails."""
-    yield ("BEGIN IMMEDIATE", ())
+    return (yield from _between("BEGIN IMMEDIATE", steps))
+
+
+def snapshot(steps: Steps[T]) -> Steps[T]:
+    """The steps inside BEGIN ... COMMIT: their reads see one state of the database, whatever
+    another connection commits meanwhile (SQLite's write-ahead log keeps it)."""
+    return (yield from _between("BEGIN", steps))
+
+
+def _between(begin: str, steps: Steps[T]) -> Steps[T]:
+    yield (begin, ())
     try:
         result = yield from steps
     except BaseException:
