@@ -15,8 +15,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from itertools import chain
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,14 +41,15 @@ _SALT_WORD = np.uint64(0x9E3779B97F4A7C15)
 _SALT_PAIR = np.uint64(0xC2B2AE3D27D4EB4F)
 _SALT_CONCEPT = np.uint64(0x165667B19E3779F9)
 _WORD = re.compile(r"\w+")
+_ENOUGH_WORDS = re.compile(r"\w+\W+" * (MIN_WORDS - 1) + r"\w")
 _URL = re.compile(r"\b(?:[a-z][a-z0-9+.\-]{1,15}://|www\.)[^\s<>\"'`]{1,2000}", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+\-]{1,64}@[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,8}")
+_WWW = re.compile(r"www\.", re.IGNORECASE)
+_AT_DOMAIN = re.compile(r"@[\w\-]{1,63}\.[\w\-]")
 _DIGITS = re.compile(r"\d+")
-# A sentence's or a line's end; the lookahead (any branch's first character) lets `re` skip
-# the other characters without trying each branch at each of them.
-_BREAK = re.compile(
-    r"(?=[.!?;:\u3002\uff01\uff1f\uff1b\n])(?:[.!?;:]+(?=\s)|[\u3002\uff01\uff1f\uff1b]+|\n)"
-)
+_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_ZEROS = re.compile(rb"00+")
+_FULL_STOPS = "\u3002\uff01\uff1f\uff1b"
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
 
 T = TypeVar("T", bound=np.generic)
@@ -59,20 +61,20 @@ F64 = npt.NDArray[np.float64]
 _ASCII_WORD = np.array([chr(code).isalnum() or code == 0x5F for code in range(128)])
 
 
-def _words(codes: U64) -> I64:
+def _words(codes: npt.NDArray[np.uint32]) -> I64:
     """Where the runs of word characters of a text (its code points) start and end: what
     `_WORD.finditer` finds (`\\w` is a letter, digit or number character, or `_`), found with
     numpy rather than one match object per word."""
-    word = np.zeros(len(codes), dtype=bool)
-    small = codes < 128
-    word[small] = _ASCII_WORD[codes[small].astype(np.int64)]
-    if not small.all():
-        large = codes[~small]
-        distinct = _distinct_sorted(large)
-        wordlike = np.array([chr(int(c)).isalnum() or c == 0x5F for c in distinct], dtype=bool)
-        word[~small] = wordlike[np.searchsorted(distinct, large)]
-    edges = np.flatnonzero(np.diff(np.concatenate(([False], word, [False])).astype(np.int8)))
-    return edges.reshape(-1, 2).astype(np.int64)
+    word = np.zeros(len(codes) + 2, dtype=bool)  # padded with a non-word character each side
+    inner = word[1:-1]
+    np.take(_ASCII_WORD, np.minimum(codes, 127), out=inner)  # 127 (DEL) is no word character
+    large = np.flatnonzero(codes >= 128)
+    if len(large):
+        found = codes[large]
+        distinct = _distinct_sorted(found)
+        wordlike = np.array([chr(code).isalnum() for code in distinct.tolist()], dtype=bool)
+        inner[large] = wordlike[np.searchsorted(distinct, found)]
+    return np.flatnonzero(word[1:] != word[:-1]).reshape(-1, 2)
 
 
 def _distinct_sorted(values: npt.NDArray[T]) -> npt.NDArray[T]:
@@ -97,17 +99,28 @@ def _divmod(values: I64, divisor: int) -> tuple[I64, I64]:
 
 def _mix(values: U64, salt: np.uint64) -> U64:
     """splitmix64's finaliser: spread a polynomial hash over every bit."""
-    with np.errstate(over="ignore"):
-        h = values ^ salt
-        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return h ^ (h >> np.uint64(31))
+    mixed = values ^ salt
+    _mix_salted(mixed)
+    return mixed
+
+
+def _mix_salted(hashed: U64) -> None:
+    """`_mix` in place, of values already XORed with their salts."""
+    shifted = np.empty_like(hashed)
+    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        np.right_shift(hashed, np.uint64(shift), out=shifted)
+        hashed ^= shifted
+        hashed *= np.uint64(factor)
+    np.right_shift(hashed, np.uint64(31), out=shifted)
+    hashed ^= shifted
 
 
 def judged(text: str) -> bool:
     """Whether the text says enough to judge: MIN_WORDS words, a word being a run of letters
     or digits, or two characters of a script written without spaces (Chinese, Japanese)."""
     head = text[:400]
+    if _ENOUGH_WORDS.search(head):  # MIN_WORDS words, whatever else the head holds
+        return True
     return len(_WORD.findall(head)) + len(_UNSPACED.findall(head)) // 2 >= MIN_WORDS
 
 
@@ -119,7 +132,7 @@ def passages(text: str) -> list[tuple[int, int]]:
         return [(0, len(text) + 2)]
     found: list[tuple[int, int]] = []
     start = 0
-    for end in [m.end() for m in _BREAK.finditer(text)] + [len(text)]:
+    for end in [*_break_ends(text), len(text)]:
         while end - start > PASSAGE:
             found.append((start, start + PASSAGE))
             start += PASSAGE // 2
@@ -129,16 +142,77 @@ def passages(text: str) -> list[tuple[int, int]]:
     return found or [(0, len(text) + 2)]
 
 
+def _break_ends(text: str) -> list[int]:
+    """Where the text's sentences and lines end, ascending: after a run of `.!?;:` that
+    whitespace follows, a run of full-width stops, or a newline (the ends of the matches of
+    `[.!?;:]+(?=\\s)|[\\u3002\\uff01\\uff1f\\uff1b]+|\\n`), found with `str.find`, several
+    times faster than one match object per break."""
+    found: list[int] = []
+    add = found.append
+    find = text.find
+    for mark in ".!?;:":
+        at = find(mark)
+        while at != -1:
+            if text[at + 1 : at + 2].isspace():
+                add(at + 1)
+            at = find(mark, at + 1)
+    at = find("\n")
+    while at != -1:
+        add(at + 1)
+        at = find("\n", at + 1)
+    if not text.isascii():
+        for mark in _FULL_STOPS:
+            at = find(mark)
+            while at != -1:
+                if at + 1 == len(text) or text[at + 1] not in _FULL_STOPS:
+                    add(at + 1)
+                at = find(mark, at + 1)
+    found.sort()
+    return found
+
+
 @lru_cache(maxsize=32)
 def masked(text: str) -> str:
     """The text without its URLs and e-mail addresses and with every number written 0, so the
     model judges what is said around them, not which host, address or number it is (the last
     few are kept: both models judge a note's first forms)."""
     if "://" in text or "www." in text.lower():  # what a URL match holds: a quick skip
-        text = _URL.sub(" ", text)
+        text = _without_urls(text)
     if "@" in text:
-        text = _EMAIL.sub(" ", text)
+        text = _without_emails(text)
+    if text.isascii():  # `\d` is 0-9: every digit made 0, then each run of 0s one 0
+        return _ZEROS.sub(b"0", text.encode("ascii").translate(_ZERO)).decode("ascii")
     return _DIGITS.sub("0", text)
+
+
+def _without_urls(text: str) -> str:
+    """`_URL.sub(" ", text)`, with the pattern tried only where a URL can start: up to 16
+    characters before a `://` or at a `www.`."""
+    found: set[int] = set()
+    at = text.find("://")
+    while at != -1:
+        found.update(range(max(at - 16, 0), at - 1))
+        at = text.find("://", at + 1)
+    found.update(hit.start() for hit in _WWW.finditer(text))
+    pieces: list[str] = []
+    end = 0
+    for start in sorted(found):
+        if start >= end:
+            hit = _URL.match(text, start)
+            if hit is not None:
+                pieces += (text[end:start], " ")
+                end = hit.end()
+    return "".join(pieces) + text[end:] if pieces else text
+
+
+def _without_emails(text: str) -> str:
+    """`_EMAIL.sub(" ", text)`, the pattern tried from 64 characters before the first `@` that
+    a domain's first dot follows (where the first address can start)."""
+    hit = _AT_DOMAIN.search(text)
+    if hit is None:
+        return text
+    start = max(hit.start() - 64, 0)
+    return text[:start] + _EMAIL.sub(" ", text[start:])
 
 
 @dataclass(frozen=True)
@@ -175,54 +249,59 @@ def grams(text: str, dimensions: int) -> Grams:
 
 def _hashed(text: str, dimensions: int) -> tuple[I64, I64, I64]:
     """`grams`, with where each n-gram ends (in the padded text)."""
+    buckets, bounds, named = _features(text, dimensions)
+    n = len(text) + 2
+    sizes = [size for size in CHAR_SIZES if n >= size]
+    starts = [np.arange(n - size + 1, dtype=np.int64) for size in sizes]
+    ends = [start + size for start, size in zip(starts, sizes, strict=True)]
+    starts += [bounds[:, 0], bounds[:-1, 0], named[:, 0]]
+    ends += [bounds[:, 1], bounds[1:, 1], named[:, 1]]
+    return np.concatenate((buckets, named[:, 2])), np.concatenate(starts), np.concatenate(ends)
+
+
+def _features(text: str, dimensions: int) -> tuple[I64, I64, I64]:
+    """The buckets of a text's character 3-5-grams (of each size in turn, from every start in
+    the padded text), words and word pairs; its words' (start, end) and its concepts' (start,
+    end, bucket), in the padded text."""
     padded = f" {text} "
-    codes = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64) + 1
+    points = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32)
+    codes = points.astype(np.uint64) + 1
     n = len(codes)
     powers, inverse = _powers(n + 1)
+    bounds = _words(points[1:-1]) + 1
+    words = len(bounds)
+    sizes = [size for size in CHAR_SIZES if n >= size]
+    hashed = np.empty(sum(n - size + 1 for size in sizes) + max(2 * words - 1, 0), np.uint64)
     with np.errstate(over="ignore"):
         prefix = np.zeros(n + 1, dtype=np.uint64)
         prefix[1:] = np.cumsum(codes * inverse[:n]) * powers[:n]
-
-        def spans(starts: I64, ends: I64) -> U64:
-            hashed: U64 = prefix[ends] - prefix[starts] * powers[ends - starts]
-            return hashed
-
-        buckets: list[U64] = []
-        starts_all: list[I64] = []
-        ends_all: list[I64] = []
-        for size in CHAR_SIZES:
-            if n < size:
-                continue
-            starts = np.arange(n - size + 1, dtype=np.int64)
-            buckets.append(_mix(spans(starts, starts + size), np.uint64(size)))
-            starts_all.append(starts)
-            ends_all.append(starts + size)
-        bounds = _words(codes[1:-1] - np.uint64(1)) + 1
-        words = len(bounds)
+        at = 0
+        for size in sizes:
+            part = hashed[at : at + n - size + 1]
+            np.multiply(prefix[: n - size + 1], powers[size], out=part)
+            np.subtract(prefix[size:], part, out=part)
+            part ^= np.uint64(size)
+            at += len(part)
         if words:
-            buckets.append(_mix(spans(bounds[:, 0], bounds[:, 1]), _SALT_WORD))
-            starts_all.append(bounds[:, 0])
-            ends_all.append(bounds[:, 1])
-            if words > 1:
-                pairs = spans(bounds[:-1, 0], bounds[1:, 1])
-                buckets.append(_mix(pairs, _SALT_PAIR))
-                starts_all.append(bounds[:-1, 0])
-                ends_all.append(bounds[1:, 1])
-            found = occurrences(text)
-            if found:
-                named = np.array(found, dtype=np.int64)
-                buckets.append(_concept_hashes()[named[:, 2]])
-                starts_all.append(named[:, 0] + 1)
-                ends_all.append(named[:, 1] + 1)
-    if not buckets:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    hashed = np.concatenate(buckets)
+            starts, ends = bounds[:, 0], bounds[:, 1]
+            hashed[at : at + words] = prefix[ends] - prefix[starts] * powers[ends - starts]
+            hashed[at : at + words] ^= _SALT_WORD
+            pairs = hashed[at + words :]
+            pairs[:] = prefix[ends[1:]] - prefix[starts[:-1]] * powers[ends[1:] - starts[:-1]]
+            pairs ^= _SALT_PAIR
+        _mix_salted(hashed)
+    found = occurrences(text) if words else []
+    named = np.fromiter(chain.from_iterable(found), np.int64, 3 * len(found)).reshape(-1, 3)
+    named[:, :2] += 1
+    concepts = _concept_hashes()[named[:, 2]]
     if dimensions & (dimensions - 1) == 0:  # a power of two: a mask, several times faster
         hashed &= np.uint64(dimensions - 1)
+        concepts &= np.uint64(dimensions - 1)
     else:
         hashed %= np.uint64(dimensions)
-    return hashed.astype(np.int64), np.concatenate(starts_all), np.concatenate(ends_all)
+        concepts %= np.uint64(dimensions)
+    named[:, 2] = concepts
+    return hashed.view(np.int64), bounds, named
 
 
 _ONE = np.ones(1, dtype=np.uint64)
@@ -329,35 +408,77 @@ class Model:
         several texts share is hashed and scored once (see `_distinct_passages`)."""
         chunks, found, owner, shared = _distinct_passages(texts)
         joined = "".join(f" {chunk} " for chunk in chunks)
-        all_buckets, all_starts, all_ends = _hashed(joined[1:-1], self.dimensions)  # re-padded
+        buckets, bounds, named = _features(joined[1:-1], self.dimensions)  # re-padded
         offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(chunk) + 2 for chunk in chunks])
-        # An n-gram belongs to a chunk when it ends inside the padded chunk it starts in (words
-        # cannot cross the padding; character grams and word pairs can, and are dropped).
-        region = np.searchsorted(offsets, all_starts, side="right") - 1
-        keep = all_ends <= offsets[region + 1]
-        starts, buckets = all_starts[keep], all_buckets[keep]
-        order = np.argsort(starts, kind="stable")
-        starts, buckets = starts[order], buckets[order]
-        spans = np.array(found, dtype=np.int64).reshape(-1, 3)
-        spans = spans[:, 1:] + offsets[spans[:, :1]]  # (start, end) in the joined chunks
-        low = np.searchsorted(starts, spans[:, 0])
-        high = np.searchsorted(starts, spans[:, 1])
-        lengths = high - low
-        segment = np.repeat(np.arange(len(spans), dtype=np.int64), lengths)
+        spans = np.fromiter(chain.from_iterable(found), np.int64, 3 * len(found)).reshape(-1, 3)
+        ranges = np.column_stack((spans[:, 1:] + offsets[spans[:, :1]], offsets[spans[:, 0] + 1]))
+        source, firsts, lengths = _runs(buckets, bounds, named, offsets, ranges)
+        segment = np.tile(np.arange(len(spans), dtype=np.int64), len(firsts) // len(spans))
         first = np.cumsum(lengths) - lengths
-        index = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first - low, lengths)
-        keys = _distinct_sorted(segment * self.dimensions + buckets[index])
+        index = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(firsts - first, lengths)
+        keyed = np.repeat(segment * self.dimensions, lengths) + source[index]
+        if len(spans) * self.dimensions <= np.iinfo(np.int32).max:  # sorts twice as fast
+            keys = _distinct_sorted(keyed.astype(np.int32))
+        else:
+            keys = _distinct_sorted(keyed)
         which, bucket = _divmod(keys, self.dimensions)
-        weights = self.weights[bucket].astype(np.float64)
-        counts = np.bincount(which, minlength=len(spans)).astype(np.float64)
-        sums = np.bincount(which, weights=weights, minlength=len(spans))
-        sizes_abs = np.bincount(which, weights=np.abs(weights), minlength=len(spans))
+        counts, sums, sizes_abs = _sums(which, self.weights[bucket], len(spans))
         root = np.sqrt(np.maximum(counts, 1.0))
         scores = sums / root + self.bias
         slack = (1e-5 * sizes_abs + 1e-6) / root + 1e-9 * (abs(self.bias) + 1.0)
         passage = np.array(shared, dtype=np.int64)
         return scores[passage], slack[passage], np.array(owner, dtype=np.int64)
+
+
+def _sums(
+    which: npt.NDArray[np.signedinteger], weights: npt.NDArray[np.float32], bins: int
+) -> tuple[F64, F64, F64]:
+    """How many weights each bin holds (`which`: their bins, ascending), their sum and the sum of
+    their absolute values, added in float64 in order, as bincount adds: one bincount of the
+    weights interleaved with their absolute values, so the two sums of a bin, each a chain of
+    dependent additions, run side by side."""
+    index = np.empty(2 * len(which), dtype=np.intp)
+    index[0::2] = which
+    np.add(which, bins, out=index[1::2])
+    values = np.empty(2 * len(weights), dtype=np.float64)
+    values[0::2] = weights
+    np.abs(weights, out=values[1::2])
+    both = cast(F64, np.bincount(index, weights=values, minlength=2 * bins))
+    counts = np.diff(np.searchsorted(which, np.arange(bins + 1))).astype(np.float64)
+    return counts, both[:bins], both[bins:]
+
+
+def _runs(buckets: I64, bounds: I64, named: I64, offsets: I64, ranges: I64) -> tuple[I64, I64, I64]:
+    """Where the n-grams of each passage (start, end, where its padded chunk ends) of joined
+    chunks lie in their buckets: the buckets (`_features`, with those of the concepts kept
+    appended), and for each kind of n-gram and each passage, the first one's index and how many.
+    A passage's n-grams are those that start in it and end inside its padded chunk (words cannot
+    cross the padding; character grams, word pairs and concepts can, and are dropped); those of
+    one kind are ordered by start."""
+    n = int(offsets[-1])
+    low, high, limit = ranges.T
+    firsts: list[I64] = []
+    counts: list[I64] = []
+    at = 0
+    for size in CHAR_SIZES:
+        if n >= size:
+            firsts.append(at + low)
+            counts.append(np.minimum(high, limit - size + 1) - low)
+            at += n - size + 1
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    words = np.searchsorted(starts, ranges[:, :2])
+    pairs = np.searchsorted(starts[:-1], ranges[:, :2])
+    pairs[:, 1] = np.minimum(pairs[:, 1], np.searchsorted(ends[1:], limit, side="right"))
+    region = np.searchsorted(offsets, named[:, 0], side="right") - 1
+    kept = named[named[:, 1] <= offsets[region + 1]]
+    concepts = np.searchsorted(kept[:, 0], ranges[:, :2])
+    for found, size in ((words, len(bounds)), (pairs, max(len(bounds) - 1, 0)), (concepts, 0)):
+        firsts.append(at + found[:, 0])
+        counts.append(found[:, 1] - found[:, 0])
+        at += size
+    source = np.concatenate((buckets, kept[:, 2]))
+    return source, np.concatenate(firsts), np.maximum(np.concatenate(counts), 0)
 
 
 def _distinct_passages(
@@ -374,24 +495,29 @@ def _distinct_passages(
     owner: list[int] = []
     shared: list[int] = []
     known: dict[tuple[str, int, int], int] = {}
+    search = _WORD_START.search
     for number, text in enumerate(texts):
         size = len(text)
         run: tuple[int, int] | None = None  # the chunk being built: its start and end in text
         pending: list[tuple[int, int]] = []  # its passages, padded offsets in the text
-        for a, b in passages(text):
-            word = _WORD_START.search(text, b - 1)  # the first word starting at or after b
-            first, last = max(a - 2, 0), min(max(b + 3, word.end() if word else size), size)
+        spans = passages(text)
+        owner += [number] * len(spans)
+        for a, b in spans:
+            word = search(text, b - 1)  # the first word starting at or after b
+            first = a - 2 if a > 2 else 0
+            last = size if word is None else max(b + 3, word.end())
+            if last > size:
+                last = size
             key = (text[first:last], a - first, b - first)
             seen = known.get(key)
-            owner.append(number)
             if seen is not None:
                 shared.append(seen)
                 if run is not None:
                     _close(text, run, pending, chunks, bounds)
                     run, pending = None, []
                 continue
-            known[key] = len(bounds) + len(pending)
-            shared.append(known[key])
+            seen = known[key] = len(bounds) + len(pending)
+            shared.append(seen)
             run = (first, last) if run is None else (run[0], last)
             pending.append((a, b))
         if run is not None:
