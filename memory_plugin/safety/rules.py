@@ -10,7 +10,7 @@ from re import _constants as _sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
-from memory_plugin.safety.superset import Literals, Sieve, literals, sieve
+from memory_plugin.safety.superset import Literals, Sieve, form_ends, literals, sieve
 
 
 @dataclass(frozen=True)
@@ -890,6 +890,11 @@ def distinct_words(forms: Sequence[str]) -> set[str]:
     return set(_WORD.findall("\x00".join(set(" ".join(forms).split()))))
 
 
+NEAR_FROM = 64
+"""Forms from which a pattern that may match runs only on those its RE2 rewrite's matches lie
+in (a document's lines' forms), rather than on every one."""
+
+
 def first_broken(forms: Sequence[str]) -> Rule | None:
     """The first rule of ALL a form breaks, running each pattern only where its needs are met
     and, with google-re2, its RE2 rewrite matches (see memory_plugin.safety.superset). With
@@ -934,6 +939,7 @@ def first_broken(forms: Sequence[str]) -> Rule | None:
         unmet.add(need)
         return False
 
+    ends: list[int] = []  # the forms' ends in the scanned text, found once where needed
     for number, (rule, pattern, needs) in enumerate(index.patterns):
         if not needs <= possible:
             continue
@@ -941,6 +947,10 @@ def first_broken(forms: Sequence[str]) -> Rule | None:
             continue
         if fast is not None and not fast.may_match(number, scanned):
             continue
-        if any(pattern.search(form) for form in forms):
+        near = forms
+        if fast is not None and len(forms) >= NEAR_FROM:
+            ends = ends or form_ends(forms)
+            near = fast.near(number, scanned, forms, ends)
+        if any(pattern.search(form) for form in near):
             return rule
     return None

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import accumulate
 from re import _constants as _sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
@@ -232,6 +234,21 @@ class Sieve:
         loose, exact = fast
         return [match.span() for match in (loose or exact).finditer(scanned)]
 
+    def near(
+        self, number: int, scanned: bytes | None, forms: Sequence[str], ends: Sequence[int]
+    ) -> Sequence[str]:
+        """The forms (those `scanned` joins, ending at `ends`: `form_ends`) that pattern
+        `number` may match: the ones a match of its RE2 rewrite in the joined forms overlaps or
+        touches; all of them where it has no rewrite or they could not be scanned."""
+        spans = self.spans(number, scanned)
+        if spans is None:
+            return forms
+        picked: set[int] = set()
+        for start, end in spans:
+            last = min(bisect_left(ends, end), len(forms) - 1)
+            picked.update(range(bisect_left(ends, start), last + 1))
+        return [forms[n] for n in sorted(picked)]
+
     def may_match(self, number: int, scanned: bytes | None) -> bool:
         """Whether pattern `number` may match one of the forms `scanned` holds (True where
         it has no rewrite or the forms could not be scanned)."""
@@ -261,6 +278,12 @@ class Literals:
     def found(self, scanned: bytes) -> set[str]:
         """The strings that occur in the scanned text (`Sieve.scan`'s bytes)."""
         return {self._strings[number] for number in self._set.Match(scanned) or ()}
+
+
+def form_ends(forms: Sequence[str]) -> list[int]:
+    """Where each form ends (its byte offset) in the forms joined as `Sieve.scan` joins them."""
+    sizes = (len(f) if f.isascii() else len(f.encode("utf-8")) for f in forms)
+    return [end - 1 for end in accumulate(size + 1 for size in sizes)]
 
 
 def literals(strings: Iterable[str]) -> Literals | None:
