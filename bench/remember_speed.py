@@ -15,10 +15,12 @@ full of the screen's words, the hard case). Each note is remembered once by the 
 note's time counts too. The screen alone (`violation(note)`, the verdict remember asks for) is
 timed on as many other notes of each kind for its share of remember's median. Beside the wall
 time, the CPU time of remember's thread (`time.thread_time`), which a loaded host inflates
-less. The notes are made in a process of their own (making docs notes screens them), so the
-measured process screens each note for the first time, as a user's process does: nothing
-learned from a text (RE2's automaton states, cached word verdicts) is there before. The host's
-load is printed beside.
+less. Then `recall(ctx, query)` of 50 queries (three words of one of the notes) in the scope
+just written: what a search pays for the notes whose postings still wait in their rows
+(memory_plugin.backends.keywords). The notes are made in a process of their own (making docs
+notes screens them), so the measured process screens each note for the first time, as a
+user's process does: nothing learned from a text (RE2's automaton states, cached word
+verdicts) is there before. The host's load is printed beside.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from host import HostLoad  # noqa: E402
 
 NOTE_CHARS = 2_000
+QUERIES = 50
 
 
 def docs_notes(count: int, seed: int) -> list[str]:
@@ -88,14 +91,20 @@ Notes = dict[str, list[str]]
 
 
 def make_notes(count: int) -> Notes:
-    """Each kind of note remembered, and as many others screened alone, and a few to warm up."""
-    return {
+    """Each kind of note remembered, as many others screened alone, a few to warm up, and
+    QUERIES recall queries of each kind (three words of one of its notes)."""
+    notes = {
         "docs": docs_notes(count, 1),
         "near misses": near_misses(count, 2),
         "screen docs": docs_notes(count, 5),
         "screen near misses": near_misses(count, 6),
         "warm": docs_notes(5, 3) + near_misses(5, 4),
     }
+    rng = random.Random(7)
+    for name in ("docs", "near misses"):
+        picks = [rng.choice(notes[name]).split() for _ in range(QUERIES)]
+        notes[f"queries {name}"] = [" ".join(rng.sample(words, 3)) for words in picks]
+    return notes
 
 
 def measure(notes: Notes) -> dict[str, Any]:
@@ -125,7 +134,18 @@ def measure(notes: Notes) -> dict[str, Any]:
                 start = time.perf_counter()
                 violation(note)
                 screen.append((time.perf_counter() - start) * 1000)
-            out[name] = {"remember": remember, "cpu": cpu, "screen": screen, "refused": refused}
+            recall = []
+            for query in notes.get(f"queries {name}", []):
+                start = time.perf_counter()
+                memory.recall(ctx, query)
+                recall.append((time.perf_counter() - start) * 1000)
+            out[name] = {
+                "remember": remember,
+                "cpu": cpu,
+                "screen": screen,
+                "recall": recall,
+                "refused": refused,
+            }
     return out
 
 
@@ -153,6 +173,7 @@ def row(label: str, name: str, result: dict[str, Any]) -> str:
     cells = [label, name, f"{result['refused']}/{len(remember)}", f"{p50:.2f}"]
     cells += [f"{quantile(remember, 0.9):.2f}", f"{quantile(screen, 0.5):.2f}", f"{share:.0%}"]
     cells.append(f"{quantile(result['cpu'], 0.5):.2f}" if "cpu" in result else "-")
+    cells.append(f"{quantile(result['recall'], 0.5):.2f}" if result.get("recall") else "-")
     return "| " + " | ".join(cells) + " |"
 
 
@@ -188,9 +209,9 @@ def main() -> None:
     print(f"remember() of {NOTE_CHARS:,}-character notes on SQLite, one core, ms")
     print(
         "| package | notes | refused | remember p50 | remember p90 | screen p50 | screen share "
-        "| remember CPU p50 |"
+        "| remember CPU p50 | recall p50 |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for label, result in results.items():
         for name, measured in result.items():
             print(row(label, name, measured))

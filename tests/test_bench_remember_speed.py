@@ -1,5 +1,6 @@
-"""bench/remember_speed.py runs on tiny sizes and reports remember's and the screen's times on
-both sets of notes, for this tree and a baseline tree, with the ratio and the host's load."""
+"""bench/remember_speed.py runs on tiny sizes and reports remember's, the screen's and recall's
+times on both sets of notes, for this tree and a baseline tree, with the ratio and the host's
+load."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def test_remember_speed_reports_both_trees_with_ratios() -> None:
         assert 0 < p50 <= p90 and screen > 0
         assert row[6].endswith("%")
         assert float(row[7]) > 0  # remember's CPU time
+        assert float(row[8]) > 0  # recall's, in the scope just written
     docs = [row for row in rows if row[1] == "docs"]
     assert all(row[2] == "0/3" for row in docs)  # docs notes are pieces the screen passes
     assert "docs: remember p50" in done.stdout and "near misses: remember p50" in done.stdout
