@@ -182,7 +182,7 @@ def compaction_plan(
             return Compaction("failed", message=UNJOURNALED)
         pending = journaled
     old = [messages[i] for i in summarize]
-    prompt = summary_messages(summary, old)  # rendered here, the flush reuses the transcript
+    prompt = summary_messages(summary, old, settings.summary_input_chars)  # the flush reuses it
     flushed: dict[str, Any] = {}
     if flush is not None and info.get(FLUSH_EVENT) != old[0].id:
         flush(old)

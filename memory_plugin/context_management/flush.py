@@ -66,7 +66,7 @@ def flush_plan(
     with origin(source="node", job="flush", turn=turn_of(messages), actor=actor):
         provenance = current(at=now.astimezone(UTC).isoformat())
     try:
-        prompt = flush_messages(messages, settings.flush_max_chars)
+        prompt = flush_messages(messages, settings.flush_max_chars, settings.summary_input_chars)
         if agent is not None:
             prompt[0] = SystemMessage(f"{prompt[0].content}{ENTRY_INSTRUCTION}")
         reply = yield ModelCall(model, prompt, timeout=settings.flush_timeout_seconds)

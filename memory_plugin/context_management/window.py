@@ -136,7 +136,9 @@ def rolling_plan(
     previous = str(current["text"])
     try:
         reply = yield ModelCall(
-            model, summary_messages(previous, old), timeout=settings.summary_timeout_seconds
+            model,
+            summary_messages(previous, old, settings.summary_input_chars),
+            timeout=settings.summary_timeout_seconds,
         )
         text = checked_rewrite(reply, previous=previous, what="rolling summary")
     except Exception as exc:

@@ -177,6 +177,15 @@ class MemorySettings(BaseModel):
     summary_timeout_seconds: float = _f(
         30.0, "a compaction or rolling summary call never holds a turn longer", ge=1.0, le=600.0
     )
+    summary_input_chars: int = _f(
+        16_000,
+        (
+            "how much of the messages a summary or flush note reads from its transcript: past "
+            "it, the longest texts are cut to one length, each keeping its start"
+        ),
+        ge=1_000,
+        le=10_000_000,
+    )
     prompt_cache_read_ratio: float = _f(
         0.10,
         (
