@@ -5,7 +5,8 @@ note reads the same transcript. The whole text stays in the thread's journal.
 
 Driven through `create_memory_graph` on every backend, under invoke and ainvoke, with the
 recording model of tests/test_compaction_cache_share.py sent the transcript
-(`prompt_cache_read_ratio` 1: a repeated request never bills less).
+(`prompt_cache_read_ratio` 1: a repeated request never bills less), and through the
+recent-window policy's rolling summary.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from memory_plugin import Backend, MemorySettings
 from memory_plugin.context_management.prompts import FLUSH_SYSTEM, SUMMARY_SYSTEM, fair_cap
 from memory_plugin.errors import SettingsError
+from tests.fakes import CompactionModel
 from tests.test_compaction_cache_share import ANN, BEFORE, QUIET, Recorder, config, graph
+from tests.test_thread_window import script
+from tests.thread_helpers import build_graph, chat
 
 WORDS = "word " * 800
 
@@ -109,3 +113,22 @@ def test_the_cap_is_the_largest_that_fits(lengths: list[int], budget: int) -> No
         return
     assert sum(min(n, cap) for n in lengths) <= budget
     assert sum(min(n, cap + 1) for n in lengths) > budget, "one more character would not fit"
+
+
+def test_the_recent_window_s_rolling_summary_reads_within_the_budget(backend: Backend) -> None:
+    summarizer = CompactionModel()
+    model = chat(script(6), window=None)
+    platform = {"thread_policy": "recent_window", "masking": False, "summary_input_chars": 1_000}
+    app, manager = build_graph(backend, model, summary_model=summarizer, platform=platform)
+    config = {"configurable": {"thread_id": "w1", "recent_window_messages": 4}}
+    for n in range(6):
+        question = HumanMessage(f"read page {n}: {WORDS}tail{n}")
+        app.invoke({"messages": [question]}, config, context=ANN)
+    manager.wait_for_background()
+    summaries = [p for p in summarizer.prompts if p.startswith("summary")]
+    assert summaries, "a rolling summary pass ran"
+    text = summaries[0].partition("<messages>\n")[2].partition("\n</messages>")[0]
+    assert "User: read page 0:" in text and "tail0" not in text
+    assert sum(len(line.split(": ", 1)[-1]) for line in text.split("\n")) <= 1_000 + 2 * len(
+        text.split("\n")
+    )
