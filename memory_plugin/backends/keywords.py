@@ -60,14 +60,16 @@ _ANY_UNANALYSED = """
 SELECT 1 FROM memory_note_rows INDEXED BY memory_note_rows_unanalysed
 WHERE prefix = ? AND len IS NULL LIMIT 1
 """
-_ADD_STATS = """
+_WAITING_COUNT = """(
+    SELECT count(*) FROM memory_note_rows INDEXED BY memory_note_rows_pending
+    WHERE prefix = ?1 AND pending IS NOT NULL
+)"""
+"""The scope's waiting notes (the scope's prefix is the statement's first argument)."""
+_ADD_STATS = f"""
 INSERT INTO memory_note_stats (prefix, docs, total_len) VALUES (?1, ?2, ?3)
 ON CONFLICT (prefix) DO UPDATE
 SET docs = docs + excluded.docs, total_len = total_len + excluded.total_len
-RETURNING id, (
-    SELECT count(*) FROM memory_note_rows INDEXED BY memory_note_rows_pending
-    WHERE prefix = ?1 AND pending IS NOT NULL
-)
+RETURNING id, {_WAITING_COUNT}
 """
 _ANALYSED = """
 INSERT INTO memory_note_rows (prefix, key, len, terms, pending)
@@ -90,12 +92,7 @@ WHERE prefix = ? AND pending IS NOT NULL
 """
 _POSTINGS = "INSERT INTO memory_note_terms (scope, term, key, tf, len) VALUES (?, ?, ?, ?, ?)"
 """Run once per posting (executemany: cheaper than unpacking a JSON array in SQL)."""
-_STATS = """
-SELECT id, docs, total_len, (
-    SELECT count(*) FROM memory_note_rows INDEXED BY memory_note_rows_pending
-    WHERE prefix = ?1 AND pending IS NOT NULL
-) FROM memory_note_stats WHERE prefix = ?1
-"""
+_STATS = f"SELECT id, docs, total_len, {_WAITING_COUNT} FROM memory_note_stats WHERE prefix = ?1"
 _DF = """
 SELECT term, count(*) FROM memory_note_terms
 WHERE scope = ? AND term IN (SELECT value FROM json_each(?)) GROUP BY term
