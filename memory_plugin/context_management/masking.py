@@ -3,7 +3,8 @@ short placeholder saying how to get them back; the most recent results stay.
 
 Masked messages replace the originals in the thread state (so masking is done once and
 checkpoints shrink); the originals stay in the journal. A pass masks every older output at
-once, and only when that clears at least `masking_batch_ratio` of the window, or
+once, and only when that clears at least `masking_batch_ratio` of the window and the cached
+reads it saves pay for its cache break (`pays`, at `prompt_cache_read_ratio`), or
 `masking_min_clear_ratio` close to the compaction trigger or on a call whose request changes
 anyway (a new snapshot of memory after a removal, or an update dropped for one: the
 provider's prompt cache breaks there regardless, so such a call also masks from that share
@@ -114,8 +115,9 @@ def mask(
 ) -> Masking:
     """Mask every older tool output (all but the `masking_keep_recent` newest; none that its
     placeholder would not shrink) when the input is past the trigger and that clears at least
-    `masking_batch_ratio` of the window (`masking_min_clear_ratio` once the input nears the
-    compaction trigger); else change nothing. One large pass rewrites the transcript once,
+    `masking_batch_ratio` of the window and `pays` for its cache break
+    (`masking_min_clear_ratio`, paying or not, once the input nears the compaction trigger);
+    else change nothing. One large pass rewrites the transcript once,
     where small ones would break the prompt cache on call after call. When `prefix_breaks`
     (the call's request changes anyway), a pass clearing `masking_min_clear_ratio` runs from
     that share below the trigger: one the next turns would bring costs no cache here."""
@@ -152,9 +154,19 @@ def mask(
             continue
         freed += saved
         replacements.append(placeholder)
-    if freed < ratio * window:
+    if freed < ratio * window or not (small or pays(freed, tokens, settings)):
         return Masking([], 0, scan_from)
     return Masking(replacements, freed, index)
+
+
+def pays(freed: int, tokens: int, settings: MemorySettings) -> bool:
+    """Whether a pass freeing `freed` of the transcript's `tokens` pays for its cache break:
+    the rest of the request, re-billed once at the full price instead of the cached one,
+    costs no more than the cached reads the pass saves over `masking_payback_calls` calls.
+    Where cached input is cheap, a pass waits until it clears more."""
+    cached = settings.prompt_cache_read_ratio
+    saved = cached * freed * settings.masking_payback_calls
+    return saved >= (1.0 - cached) * (tokens - freed)
 
 
 def defers(settings: MemorySettings) -> bool:

@@ -137,6 +137,16 @@ class MemorySettings(BaseModel):
         ge=0.01,
         le=0.9,
     )
+    masking_payback_calls: int = _f(
+        3,
+        (
+            "a pass that is not urgent runs only when the cache reads it saves (at "
+            "prompt_cache_read_ratio) over this many calls pay for re-billing the rest of the "
+            "request in full once"
+        ),
+        ge=1,
+        le=1_000,
+    )
     masking_excluded_tools: tuple[str, ...] = _f((), "tools whose output is never masked")
     masking_defers_to_compaction: bool = _f(
         True,
@@ -191,7 +201,8 @@ class MemorySettings(BaseModel):
         (
             "what the agent's provider bills for cached input, as a share of its input price: "
             "a compaction repeats the agent's last request to ask for the summary (read from "
-            "the provider's prompt cache) when that bills less than a transcript; 1 never does"
+            "the provider's prompt cache) when that bills less than a transcript, 1 never does; "
+            "a masking pass waits until it pays for its cache break (masking_payback_calls)"
         ),
         ge=0.0,
         le=1.0,
