@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -21,20 +21,11 @@ from memory_plugin import Backend, MemoryContext, MemorySettings, create_memory_
 from memory_plugin.context_management.masking import mask
 from memory_plugin.offline.demo import DemoModel
 from memory_plugin.tokens import counter_for
+from tests.test_masking_defers import events_of
+from tests.test_masking_snapshot import transcript
 
 COUNTER = counter_for(None)
 ANN = MemoryContext(user_id="ann", workspace_id="acme")
-
-
-def transcript(outputs: int, words: int) -> list[BaseMessage]:
-    messages: list[BaseMessage] = [HumanMessage("read the pages", id="h")]
-    for n in range(outputs):
-        call = {"name": "fetch", "args": {"n": n}, "id": f"c{n}"}
-        messages.append(AIMessage("", tool_calls=[call], id=f"a{n}"))
-        messages.append(
-            ToolMessage("page " * words, tool_call_id=f"c{n}", name="fetch", id=f"t{n}")
-        )
-    return messages
 
 
 MESSAGES = transcript(outputs=16, words=300)
@@ -149,29 +140,30 @@ def graph_for(backend: Backend, model: BilledModel, cached: float) -> Any:
     )
 
 
-def session(backend: Backend, cached: float) -> tuple[BilledModel, list[str]]:
+def start(backend: Backend, cached: float) -> tuple[BilledModel, Any, RunnableConfig]:
     model = BilledModel(script=script(), profile={"max_input_tokens": WINDOW})
-    graph = graph_for(backend, model, cached)
     config: RunnableConfig = {"configurable": {"thread_id": f"priced-{cached}"}}
+    return model, graph_for(backend, model, cached), config
+
+
+def said(n: int) -> dict[str, Any]:
+    return {"messages": [HumanMessage(f"{QUESTION} (page {n})")]}
+
+
+def session(backend: Backend, cached: float) -> tuple[BilledModel, list[str]]:
+    model, graph, config = start(backend, cached)
     actions: list[str] = []
     for n in range(TURNS):
-        said = {"messages": [HumanMessage(f"{QUESTION} (page {n})")]}
-        for chunk in graph.stream(said, config, context=ANN, stream_mode="custom"):
-            if chunk.get("kind") == "context_management":
-                actions.append(chunk["action"])
+        actions += events_of(list(graph.stream(said(n), config, context=ANN, stream_mode="custom")))
     return model, actions
 
 
 async def asession(backend: Backend, cached: float) -> tuple[BilledModel, list[str]]:
-    model = BilledModel(script=script(), profile={"max_input_tokens": WINDOW})
-    graph = graph_for(backend, model, cached)
-    config: RunnableConfig = {"configurable": {"thread_id": f"priced-{cached}"}}
+    model, graph, config = start(backend, cached)
     actions: list[str] = []
     for n in range(TURNS):
-        said = {"messages": [HumanMessage(f"{QUESTION} (page {n})")]}
-        async for chunk in graph.astream(said, config, context=ANN, stream_mode="custom"):
-            if chunk.get("kind") == "context_management":
-                actions.append(chunk["action"])
+        stream = graph.astream(said(n), config, context=ANN, stream_mode="custom")
+        actions += events_of([chunk async for chunk in stream])
     return model, actions
 
 
