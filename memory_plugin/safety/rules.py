@@ -86,13 +86,26 @@ _FETCHERS = r"(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|aria2
 _EXECUTE = (
     r"(run|execute|exec|eval|evaluate|follow|obey|carry out|perform|do|apply|implement|act on)"
 )
+_HANDED_ROLE = (
+    r"(the |an? |our |my )?(owner|co-?owner|lead|dri|point of contact|contact|approver|reviewer"
+    r"|backup|maintainer|manager|mentor|buddy|admin(istrator)? (of|for|on)|in charge|"
+    r"responsible|accountable|on[- ]?call|on (the |our )?([\w-]+ )?(rota|rotation|team|duty|point|"
+    r"hook)|"
+    r"part of|a member|members?|assigned|signed up)\b"
+)
+"""What a colleague is made, after "you are now": a role in a team, not a model's persona."""
+_IN_DOCS = (
+    r"\s+(in|on|from)\s+(the\s+|our\s+)?([\w-]+\s+){0,2}(wiki|runbook|readme|handbook|"
+    r"confluence|notion|intranet|playbook|manual|binder|onboarding (doc|guide|page))\b"
+)
+"""Where instructions a team replaces live: its own documents, which it tells people to ignore."""
 
 INSTRUCTION = Rule(
     "instruction to the model",
     "reads like an instruction to the model, not a memory; state it as a fact",
     _compile(
         # ignore / forget earlier instructions, in any phrasing
-        rf"\b{_DROP}\b[^.\n]{{0,40}}?\b{_EARLIER}\b[^.\n]{{0,30}}?\b{_ORDERS}\b",
+        rf"\b{_DROP}\b[^.\n]{{0,40}}?\b{_EARLIER}\b[^.\n]{{0,30}}?\b{_ORDERS}\b(?!{_IN_DOCS})",
         rf"\b{_DROP}\b\s+(all|every|each|any)?\s*(of\s+)?(the\s+)?{_ORDERS}\b\s*"
         r"(you|given|above|before|so far|provided|from|in|that|which|i)",
         r"\b(ignore|forget|disregard)\s+(everything|anything|all|whatever)\b[^.\n]{0,30}?"
@@ -136,7 +149,10 @@ INSTRUCTION = Rule(
         r"\byou now (work|answer|serve|report|belong|obey|respond|act|are)\b",
         r"\b(new|override|priority|overriding|top)\b[^.\n]{0,20}\b(directive|instruction|order)s?"
         r"\s*[—:\-–]",  # noqa: RUF001
-        r"\boverride\s*[:—–]",  # noqa: RUF001
+        # "Override:" heads a config note; an override claimed by an authority is refused
+        r"\b(system|admin|administrator|root|sudo|developer|security|safety|policy|prompt|ai|"
+        r"model|assistant|beheerder|administrateur|administrador|amministratore)[\s-]*override"
+        r"\s*[:—–]",  # noqa: RUF001
         r"\b(recommend|suggest|promote|mention|endorse)\w*\b[^.\n]{0,40}\b(in|to|for) (all|every|"
         r"each|any) (answers?|responses?|replies|requests?|questions?|conversations?|users?)\b",
         r"\b(when|whenever|if|every time)\s+(anyone|someone|people|they|a user|users|customers?|"
@@ -180,7 +196,7 @@ INSTRUCTION = Rule(
         r"\b(tools|apis|integrations|services|plugins) you (have access to|can (use|call|access))"
         r"\b[^.\n]{0,60}\b(api ?keys?|tokens|credentials|secrets|passwords)\b",
         r"\b(visible|addressed|meant|intended) (only )?(to|for) (the )?(llms?|ai|models?|language "
-        r"models?|automated|assistants?|bots?|scanners?)\b",
+        r"models?|automated|assistants?|bots?|scanners?)\b(?! rather than)",
         r"\bfor (automated|ai|llm) (screening|analysis|review|evaluation|grading|scoring) "
         r"(systems?|software|tools?|models?)\b",
         r"\bif (questioned|asked|challenged)\b[^.\n]{0,30}\b(report|say|answer|respond|reply|"
@@ -194,7 +210,9 @@ INSTRUCTION = Rule(
         r"(from\s+[^:\n]{1,40}?\s+)?(to|for)\s+(the\s+)?(ai|a\.i\.|assistant|model|llm|"
         r"language model|chatbot|bot|agent|gpt|chatgpt|claude|gemini|copilot|automated|"
         r"reviewer model|summari[sz]er)\b(?!\s*(team|teams|desk|group|squad|owners?|channel|"
-        r"developers?|engineers?|vendors?|project|roadmap|rollout|launch)\b)[^:\n]{0,40}:",
+        r"developers?|engineers?|vendors?|project|roadmap|rollout|launch|features?|products?|"
+        r"tools?|policy|policies|pilot|programm?e?|initiative|usage|budget|strategy|guild|"
+        r"committee|working group)\b)[^:\n]{0,40}:",
         r"\b(ai|assistant|model|llm|chatbot|bot|agent|gpt|claude)s?,?\s+(must|should|shall|will"
         r"|needs? to|has to|is to|are to|is required to)\s+(now\s+|always\s+|from now on\s+)?"
         r"(ignore|obey|forget|disregard|reveal|comply|follow (these|the following|my|only))",
@@ -206,7 +224,9 @@ INSTRUCTION = Rule(
         r"\b(print|say|output|repeat|write|reply|respond)\s+(exactly|verbatim|only)\b\s*[\"'“:<]",
         r"\b(respond|reply|answer)\s+(only\s+)?with\s+(only\s+)?(the following|this)\b",
         # role changes and new names
-        r"\byou\s*(are|'re|will be|shall be|become)\s+(now|no longer|henceforth|from now on)\b",
+        # "you are now the owner of ..." hands a colleague a role: a note's business
+        r"\byou\s*(are|'re|will be|shall be|become)\s+(now|no longer|henceforth|from now on)\b"
+        rf"(?!\s+{_HANDED_ROLE})",
         r"\b(now|henceforth) you\s*(are|'re|will be|act|play|become)\b",
         r"\byou are (actually|really|secretly|in fact) (an?|the|my)\b",
         r"\byou\s*(are|'re) (an? )?(unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|"
@@ -288,11 +308,14 @@ INSTRUCTION = Rule(
         r"systemnachricht|alles (vorherige|bisherige|davor|obige|was))",
         r"\b(vergiss|vergessen sie|ignoriere|ignorieren sie) alles\b",
         r"\bbeachte[^.\n]{0,30}(anweisung|instruktion|regel)\w* nicht",
-        r"\b(du bist|sie sind) (jetzt|nun|ab (sofort|jetzt)|ab heute|von nun an)\b",
+        r"\b(du bist|sie sind) (jetzt|nun|ab (sofort|jetzt)|ab heute|von nun an)\b(?!\s+(für|"
+        r"verantwortlich|zuständig|ansprechpartner|teil (des|der|vom)|mitglied|owner|lead)\b)",
         r"\b(ab (jetzt|sofort)|von nun an|ab heute)\b,?\s*(bist|wirst|sollst|musst|antwortest|"
         r"sind|werden|heißt|heisst) (du|sie)",
         r"\bdein (neuer )?name ist (jetzt|nun|ab sofort)|\bdeine neue (rolle|aufgabe|identität)",
-        r"\bneue (anweisungen|instruktionen|regeln|systemanweisung|systemnachricht|befehle)\b",
+        r"\bneue (anweisungen|instruktionen|regeln|systemanweisung|systemnachricht|befehle)\b"
+        r"\s*(:|für (dich|sie|die ki|den assistenten|das modell|den bot)|gelten ab|ab sofort|"
+        r"befolge)",
         r"\b(zeig|gib|verrat|enthüll|nenn|wiederhol|druck|schreib)\w*\b[^.\n]{0,40}"
         r"(systemprompt|system-prompt|systemanweisung|systemnachricht|(versteckten|geheimen|"
         r"ursprünglichen|ersten|internen) (anweisungen|instruktionen|regeln)|deine (anweisungen|"
@@ -328,7 +351,8 @@ INSTRUCTION = Rule(
         # French
         r"\b(ignore[rz]?|oublie[rz]?|néglige[rz]?|contourne[rz]?|passe[rz]? outre|ne tiens? "
         r"pas compte|ne tenez pas compte)\b[^.\n]{0,40}\b(instructions|consignes|règles|"
-        r"directives|ordres|indications|tout ce qui)",
+        rf"directives|ordres|indications|tout ce qui)(?!{_IN_DOCS}|\s+(dans|sur|du|de la) "
+        r"(le |la |l')?(wiki|runbook|readme|manuel|guide|confluence|intranet)\b)",
         r"\boublie[rz]? tout\b|\bignore[rz]? tout\b",
         r"\b(tu es|vous êtes) (maintenant|désormais|dorénavant|à présent)\b",
         r"\b(à partir de maintenant|désormais|dorénavant|à présent)\b,?\s*(tu|vous|ton nom|"
@@ -366,7 +390,8 @@ INSTRUCTION = Rule(
         # Italian
         r"\b(ignora|ignorate|dimentica|dimenticate|trascura|scarta|non considerare)\b[^.\n]"
         r"{0,40}\b(istruzioni|regole|indicazioni|direttive|ordini|comandi|tutto (quello|ciò|"
-        r"sopra))",
+        r"sopra))(?!\s+(nella|nel|sulla|sul|della|del) (wiki|runbook|readme|manuale|guida|"
+        r"pagina|confluence|intranet)\b)",
         r"\b(dimentica|ignora) tutto\b",
         r"\b(d'ora in poi|da ora in poi|da adesso|adesso|ora)\b,?\s*(sei|tu sei|devi|ti chiami|"
         r"il tuo nome è|rispondi|agisci)\b",
@@ -428,14 +453,18 @@ ROLE_MARKER = Rule(
         r"document|context|memory)\b|<end of session>",
         r"(<!--|/\*|//|\#|;|--|%|\{#|<\?)[\s\-_*]{0,20}(system|assistant|developer|ai|model|human|"
         r"user|instruction|admin)s?\s*(message|note|prompt)?\s*:",
-        r"(^|\n)[^\S\n]*+[-*>]*+[^\S\n]*+(system|assistant|developer|ai|human|admin|administrator"
-        r"|root|sistema|système|systeme|система|ассистент|システム|系统|助手)\s*(message|note|notice|"
-        r"prompt|instruction|override|directive|update|alert|nachricht|mensaje|mensagem|"
-        r"messaggio|сообщение|メッセージ|消息)?\s*[:：]\s*[^\n]{0,80}?(\b(you|your|ignore|forget|"  # noqa: RUF001
+        # a line headed by a chat role, or by a job (developer, admin) speaking as a prompt does:
+        # "Developer note:" and "Admin:" head colleagues' notes
+        r"(^|\n)[^\S\n]*+[-*>]*+[^\S\n]*+((system|assistant|ai|human|sistema|système|systeme|"
+        r"система|ассистент|システム|系统|助手)\s*(message|note|notice|prompt|instruction|override|"
+        r"directive|update|alert|nachricht|mensaje|mensagem|messaggio|сообщение|メッセージ|消息)?|"
+        r"(developer|admin|administrator|root)\s*(message|prompt|instruction|override|directive|"
+        r"nachricht|mensaje|mensagem|messaggio|сообщение|メッセージ|消息))"
+        r"\s*[:：]\s*[^\n]{0,80}?(\b(you|your|ignore|forget|"  # noqa: RUF001
         r"disregard|from now|always|never|do not|don't|must|new (rules|instructions|role|name|"
         r"task)|comply|grant|unrestricted|respond|reply|answer|print|say|reveal|focus|obey|"
-        r"follow|override|du|sie|tu|vous|usted|você|voi)\b|ты |вы |你|あなた|ignor|olvid|oubli|"
-        r"esque|dimentic|vergiss|игнор|забуд|忽略|無視)",
+        r"follow|override|du|dein\w*|dich|dir|sie|tu|vous|usted|você|voi)\b|ты |вы |你|あなた|"
+        r"ignor|olvid|oubli|esque|dimentic|vergiss|игнор|забуд|忽略|無視)",
         r"(^|\n)[^\S\n]*+(user|human|assistant|ai)\s*:[^\n]*+(\n[^\S\n]*+)++(user|human|assistant|ai)\s*:",
         r"\b(system|developer) (message|prompt|instruction|override|directive)s?\s*[:：]",  # noqa: RUF001
         r"\b(assistant|user|human)\s*:\s*(\[|<)\s*(salient|detailed|summary|assistant)",
@@ -452,7 +481,8 @@ EXFILTRATION = Rule(
         rf"\b{_FETCHERS}\b[^\n]{{0,200}}(-d\b|--data|-f\b|--form|-t\b|--upload-file|-x ?post|"
         r"--post|@|\$\(|`|\?[a-z_]*=)[^\n]{0,120}(\.env\b|\.netrc|\.pgpass|aws/credentials|"
         r"id_rsa|id_ed25519|\.ssh|/etc/passwd|/etc/shadow|\$[a-z_]*(key|token|secret|pass|"
-        r"cred)|printenv|\benv\b|history|\.git-credentials|\.npmrc|\.pypirc|\.docker/config|"
+        r"cred)|printenv|\benv\b(?![\"']?\s*[:=])|history|\.git-credentials|\.npmrc|\.pypirc|"
+        r"\.docker/config|"
         r"\.kube/config|credentials|secrets?\b|token|api_?key|password)",
         r"(\.env\b|\.netrc|\.pgpass|aws/credentials|id_rsa|id_ed25519|\.ssh\b|/etc/passwd|"
         r"/etc/shadow|printenv|\benv\b|\.git-credentials|\.npmrc|\.pypirc|\.docker/config|"
@@ -537,8 +567,8 @@ BACKDOOR = Rule(
         r"\b(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp\d+) aaaa[^\n]{0,400}(authorized_keys|"
         r"\badd\b|\bappend\b|\binstall\b|\bgrant\b)|\b(add|append|install|grant|authori[sz]e)"
         r"\b[^\n]{0,60}\b(ssh-(rsa|ed25519|dss)|ecdsa-sha2)",
-        r"\b(crontab -|@reboot\b|\bschtasks\b[^\n]{0,40}/create|\bsystemctl enable\b[^\n]{0,60}"
-        r"(http|curl|wget|\.sh\b)|\bnew-scheduledtask|\breg add\b[^\n]{0,80}\\run\b)",
+        r"\b(crontab -(?!l\b)|@reboot\b|\bschtasks\b[^\n]{0,40}/create|\bsystemctl enable\b"
+        r"[^\n]{0,60}(http|curl|wget|\.sh\b)|\bnew-scheduledtask|\breg add\b[^\n]{0,80}\\run\b)",
         r"\b(create|add|set up|install|register|schedule)\b[^\n.]{0,30}\b(cron ?job|cron entry|"
         r"crontab|scheduled task|startup (script|item|entry)|launch ?agent|launch ?daemon|"
         r"systemd (service|unit|timer)|login hook|git hook|pre-commit hook|service)\b[^\n.]{0,60}"
