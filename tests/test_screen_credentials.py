@@ -118,6 +118,29 @@ PROVIDERS = [
     ("private key block", p("-----BEGIN ENCRYPTED ", "PRIVATE KEY-----")),
     ("Slack app token", p("xapp", "-1-A0", fake(UPPER_ALNUM, 9), "-4829137564821-", fake(HEX, 64))),
     ("pgpass line", p("db.internal:5432:orders:app:", fake(ALNUM, 14))),
+    ("URL with a password", p("Staging DB: postgres://app:", fake(ALNUM, 9), "!@db.acme:5432/o")),
+    ("Docker registry auth", p('{"auths": {"reg.acme.io": {"auth": "', BASIC, '"}}}')),
+    ("Docker Hub token", p("docker login -u acme -p dckr", "_pat_", fake(B64URL, 27))),
+    ("crates.io token", p("cargo login ci", "o", fake(ALNUM, 32))),
+    ("NuGet API key", p("nuget push --api-key oy", "2", fake(LOWER_ALNUM, 43))),
+    ("Google service account key", p('"private_key_id": "', fake(HEX, 40), '"')),
+    (
+        "Microsoft Teams webhook URL",
+        p("https://acme.webhook.office.com/", "webhookb2/", fake(HEX, 36), "@", fake(HEX, 36)),
+    ),
+    ("Meta or Square access token", p("WhatsApp token EA", "AG", fake(ALNUM, 150))),
+    ("Twitch OAuth token", p("oauth", ":", fake(LOWER_ALNUM, 30))),
+    (
+        "Braintree access token",
+        p("access_token", "$production$", fake(LOWER_ALNUM, 16), "$", fake(HEX, 32)),
+    ),
+    ("Razorpay key", p("rzp", "_live_", fake(ALNUM, 14))),
+    (
+        "Plaid access token",
+        p("access-", "production-", fake(HEX, 8), "-4a1b-8c2d-9e3f-", fake(HEX, 12)),
+    ),
+    ("Flutterwave secret key", p("FLW", "SECK-", fake(HEX, 32), "-X")),
+    ("Mollie API key", p("mollie live", "_", fake(string.ascii_letters, 20), "4", fake(ALNUM, 9))),
     ("netrc credentials", p("machine api.example.com login deploy password ", fake(ALNUM, 12))),
     (
         "netrc credentials",
@@ -167,6 +190,12 @@ NEAR_MISSES = [
     "standup:10:30:team:notes",
     "localhost:5432:orders:app:*",
     "pypi-publish is the name of the release job",
+    "git clone ssh://git@github.com:acme/repo.git",
+    "https://ann@wiki.acme.io/page and https://example.com:8443/status",
+    'the registry config sets "auth": "oauth2" for the mirror',
+    "live_reload is on in dev; test_signup_flow_handles_duplicates covers it",
+    "grant the oauth:read scope to the bot",
+    "the WhatsApp EAA tokens expire after 60 days",
 ]
 
 

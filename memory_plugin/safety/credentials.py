@@ -104,6 +104,34 @@ PROVIDER_PATTERNS: dict[str, re.Pattern[str]] = {
         ),
         "private key block": r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3",
         "Slack app token": r"\bxapp-\d-[A-Z0-9]{9,12}-\d{10,16}-[a-f0-9]{64}\b",
+        "URL with a password": (
+            r"(?i)(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]{0,31}://[^\s:/@\"'<>]{1,128}:"
+            r"(?!(?:password|passwd|pass|pwd|secret|changeme|x{3,}|\*+|\.{3})@)(?![$<{%])"
+            r"[^\s/@\"'<>]{3,256}@[\w\-\[]"
+        ),
+        "Docker registry auth": (
+            r"\"auth\"\s{0,5}:\s{0,5}\"(?=[A-Za-z0-9+/]{0,400}[0-9])[A-Za-z0-9+/]{16,400}={0,2}\""
+        ),
+        "Docker Hub token": r"\bdckr_pat_[A-Za-z0-9_\-]{27,80}",
+        "crates.io token": r"\bcio[a-zA-Z0-9]{32}\b",
+        "NuGet API key": r"\boy2[a-z0-9]{43}\b",
+        "Google service account key": r"\"private_key_id\"\s{0,5}:\s{0,5}\"[a-f0-9]{40}\"",
+        "Microsoft Teams webhook URL": (
+            r"(?:\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
+            r"/[\w\-@/]{60,300}"
+        ),
+        "Meta or Square access token": r"\bEAA[A-Za-z0-9]{60,300}\b",
+        "Twitch OAuth token": r"\boauth:[a-z0-9]{30}\b",
+        "Braintree access token": (
+            r"\baccess_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}\b"
+        ),
+        "Razorpay key": r"\brzp_(?:live|test)_[A-Za-z0-9]{14}\b",
+        "Plaid access token": (
+            r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+            r"-[0-9a-f]{4}-[0-9a-f]{12}\b"
+        ),
+        "Flutterwave secret key": r"\bFLWSECK(?:_TEST)?-[a-f0-9]{32}-X\b",
+        "Mollie API key": r"\b(?:live|test)_(?=[A-Za-z]{0,29}[0-9])[A-Za-z0-9]{30}\b",
         "pgpass line": (
             r"^(?:localhost|[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,10}|\*):(?:\d{1,5}|\*)"
             r":[\w.\-*]{1,63}:[\w.\-*]{1,63}:(?![$<{%*]|\*+$)\S{3,128}$"
