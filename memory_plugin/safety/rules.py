@@ -94,6 +94,23 @@ _HANDED_ROLE = (
     r"part of|a member|members?|assigned|signed up)\b"
 )
 """What a colleague is made, after "you are now": a role in a team, not a model's persona."""
+_MODEL_ADDRESSEE = (
+    r"(ai( agent| assistant| model| system)?|llm|chatbot|language model|chatgpt|"
+    r"gpt-?[0-9][\w.]*|copilot|llama|mistral|gemini|grok|deepseek|qwen|(ai |llm )?agent)"
+)
+"""What a planted task calls the model it addresses: what it is, or a model's name that is no
+person's (Claude is both, and a colleague called Claude is greeted in team notes)."""
+_ASKED_TO_ACT = (
+    r"(please\s+)?(send|forward|transfer|wire|pay|delete|remove|e-?mail|book|charge|update|"
+    r"change|print|repeat|reveal|output|tell|close|approve|reply|ignore|forget|disregard)\b"
+    r"|[^.\n]{0,80}\b(wants you to|(asked|told|authori[sz]ed|allowed|cleared|permitted|"
+    r"instructed) (me to (tell|ask) )?you\b|you (must|should|need to|have to|are to|are (now )?"
+    r"(authori[sz]ed|allowed|cleared|permitted)))"
+    r"|[^.\n]{0,80}(\bplease|\bthen|\balso|;|,)\s+(also\s+)?(send|forward|transfer|wire|pay|"
+    r"delete|update|change|print|reveal|e-?mail|book|charge|tell|reply|approve|close)\b"
+)
+"""A task right after the address, a "you" asked or cleared to act, or a task later in the
+sentence, after "please", "then", "also" or a comma."""
 _IN_DOCS = (
     r"\s+(in|on|from)\s+(the\s+|our\s+)?([\w-]+\s+){0,2}(wiki|runbook|readme|handbook|"
     r"confluence|notion|intranet|playbook|manual|binder|onboarding (doc|guide|page))\b"
@@ -213,6 +230,14 @@ INSTRUCTION = Rule(
         r"developers?|engineers?|vendors?|project|roadmap|rollout|launch|features?|products?|"
         r"tools?|policy|policies|pilot|programm?e?|initiative|usage|budget|strategy|guild|"
         r"committee|working group)\b)[^:\n]{0,40}:",
+        # a model called on by name or by what it is, then asked to act: the wrapper of a task
+        # planted in a page ("By the way, Llama, the traveller wants you to book ...")
+        rf"\b(hey|hi|hello|dear|attention|psst|ps|p\.s\.|quick favou?r|by the way|btw|note to|"
+        rf"reminder to)[,!:]?\s+{_MODEL_ADDRESSEE}\s*[,:!]\s*(?={_ASKED_TO_ACT})",
+        # a product's name heads a team's to-do ("Copilot: renew the seats") or a list of them;
+        # a comma after it alone calls it
+        rf"(^|[.!?;:\n]\s*){_MODEL_ADDRESSEE}\s*,(?!\s*[\w-]+( [\w-]+)?\s*(,|and\b|&|or\b))"
+        rf"\s*(?={_ASKED_TO_ACT})",
         r"\b(ai|assistant|model|llm|chatbot|bot|agent|gpt|claude)s?,?\s+(must|should|shall|will"
         r"|needs? to|has to|is to|are to|is required to)\s+(now\s+|always\s+|from now on\s+)?"
         r"(ignore|obey|forget|disregard|reveal|comply|follow (these|the following|my|only))",
