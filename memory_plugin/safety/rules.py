@@ -89,9 +89,8 @@ _EXECUTE = (
 _HANDED_ROLE = (
     r"(the |an? |our |my )?(owner|co-?owner|lead|dri|point of contact|contact|approver|reviewer"
     r"|backup|maintainer|manager|mentor|buddy|admin(istrator)? (of|for|on)|in charge|"
-    r"responsible|accountable|on[- ]?call|on (the |our )?([\w-]+ )?(rota|rotation|team|duty|point|"
-    r"hook)|"
-    r"part of|a member|members?|assigned|signed up)\b"
+    r"responsible|accountable|on[- ]?call|part of|a member|members?|assigned|signed up"
+    r"|on (the |our )?([\w-]+ )?(rota|rotation|team|duty|point|hook))\b"
 )
 """What a colleague is made, after "you are now": a role in a team, not a model's persona."""
 _MODEL_ADDRESSEE = (
