@@ -116,14 +116,97 @@ _IN_DOCS = (
 )
 """Where instructions a team replaces live: its own documents, which it tells people to ignore."""
 
+_OURS = (
+    r"(you|your|yours|me|my|us|this|these|here|now|all|any|every|each|((file|network|internet|"
+    r"web|tool|system|data|database|admin|root) )?access|browsing|content|outputs?|answers?|"
+    r"responses?|replies|what|how|which|(user|personal|customer) data|safety|ethics|"
+    r"moderation|the (system|developers?|users?|assistant|model|ai|prompts?|conversation|chat|"
+    r"above|operator|admins?|next|following|rest|context|session|start|beginning|top|bottom|"
+    r"end|original|previous|earlier|contrary))\b"
+)
+"""What instructions are about, after "in", "for", "from" ...: the model, its prompt, its
+answers and access, this text."""
+_ELSEWHERE = (
+    rf"\s+(in|on|for|from|to|about|of|at|printed|posted|under|inside|within|regarding)\s+"
+    rf"(?!{_OURS})|\s+(videos?|files?|tables?|pages?|docs?|documents?|sheets?|modules?|courses?"
+    r"|sessions?|materials?|records?|entries|rows|columns?|fields?|templates?|folders?|"
+    r"director(y|ies)|cache|logs?|sections?|repos?|lists?|binders?|manuals?|books?|decks?|"
+    r"pdfs?|v\d[\w.]*)\b"
+    r"|\s+(that|which)\s+(?![^.;\n]{0,40}\b(you|your|yours|i|me|my|this|these|given|told|set|"
+    r"above|before|earlier|system|developers?|prompts?|model|ai|assistant)\b)"
+)
+"""What places rules or orders outside the model: a firewall's, a warehouse's, a course's
+("the firewall rules for port 22", "the directions to the warehouse", "the training videos"),
+or a clause about them that names neither the model nor who gave them ("the orders that are
+still pending")."""
+_OBJECT_GAP = r"((?!\b(before|after|until|once|while|when|during)\b)[^.;\n]){0,40}?"
+"""What may stand between the drop and the orders: not a clause of time, after which "the
+training" is another act's ("reset her password before the security training")."""
+
+
+def _about(prepositions: str, ours: str) -> str:
+    """A lookahead body for orders about something else: up to two words, then a
+    preposition of topic, then anything but the model, its prompt or this text (`ours`)."""
+    return rf"[\w'-]*(\s+[\w'-]+){{0,2}}?\s+({prepositions})\s+(?!({ours})\b)"
+
+
+_ABOUT_DE = _about(
+    r"zu[rm]?|für|über|bei|beim|im|vom|von|des|der",
+    r"dich|dir|euch|sie|ihnen|ki|die ki|de[nm] (assistenten|bot)|das modell|systems?|"
+    r"das system|den chat|diese[nmrs]?|oben|vorher|alle[ns]?|jede[nmrs]?|entwickler\w*|"
+    r"betreiber\w*|(be)?nutzer\w*|sicherheit|dein\w*|ihr\w*",
+)
+_ABOUT_FR = _about(
+    r"pour|sur|concernant|relatives?|à propos|de|du|des|d'",
+    r"toi|vous|tes|vos|ton|ta|votre|l'ia|l'assistant|le modèle|ce|cet|cette|ces|la "
+    r"conversation|le système|système|l'utilisat\w*|l'opérateur|développeurs?|ci-dessus|avant|"
+    r"plus haut|sécurité|éthique|modération|contenu|confidentialité|toutes?|tous",
+)
+_ABOUT_ES = _about(
+    r"sobre|acerca|para|respecto|relativas?|de|del|de la|de las|de los",
+    r"ti|usted|ustedes|tu|tus|su|sus|el sistema|sistema|seguridad|ética|moderación|contenido|"
+    r"la ia|el asistente|el modelo|esta|este|estas|estos|esto|la conversación|el chat|arriba|"
+    r"antes|desarrolladore?s?|los desarrolladores|el desarrollador|el usuario|usuarios?|el "
+    r"operador|privacidad|confidencialidad|todas?|todos?",
+)
+_ABOUT_PT = _about(
+    r"sobre|acerca|para|relativas?|de|do|da|dos|das",
+    r"você|voce|ti|te|seu|sua|seus|suas|teu|tua|o sistema|sistema|segurança|ética|moderação|"
+    r"conteúdo|a ia|o assistente|o modelo|esta|este|isto|esse|essa|a conversa|o chat|acima|"
+    r"antes|desenvolvedor(es)?|o desenvolvedor|usuários?|o usuário|operador|privacidade|"
+    r"confidencialidade|todas?|todos?",
+)
+_ABOUT_IT = _about(
+    r"per|sul|sulla|sui|sulle|su|riguardo|relative|di|del|della|dei|delle|dello|degli",
+    r"te|voi|tuo|tua|tuoi|tue|vostr[oaie]|sistema|il sistema|sicurezza|etica|moderazione|"
+    r"contenuti?|l'ia|l'assistente|il modello|quest[oaie]|la conversazione|la chat|sopra|"
+    r"prima|sviluppator[ei]|gli sviluppatori|l'utente|utenti|operatore|privacy|riservatezza|"
+    r"tutt[oaie]",
+)
+_ABOUT_RU = _about(
+    r"по|для|о|об|насчёт|насчет|касательно|относительно",  # noqa: RUF001
+    r"тебе|тебя|вам|вас|тво\w*|ваш\w*|систем\w*|безопасност\w*|эт\w*|чат\w*|разговор\w*|"
+    r"разработчик\w*|пользовател\w*|ии|ассистент\w*|модел\w*|всем|всех",
+)
+"""Orders about something else in German, French, Spanish, Portuguese, Italian and Russian:
+"die alten Anweisungen zur VPN-Einrichtung", "les consignes de stationnement", "las
+instrucciones anteriores sobre el reembolso", "инструкции по VPN"."""
+_CJK_ORDERS_AFTER = "的有前上述你您统部切些面始初全何他条项旧此该原新"
+"""What stands before a Chinese word for orders when they are a model's ("之前的指令", "所有规则",
+"系统提示"); another noun there names what the orders are about ("报销说明": the expense guide)."""
+
+
 INSTRUCTION = Rule(
     "instruction to the model",
     "reads like an instruction to the model, not a memory; state it as a fact",
     _compile(
         # ignore / forget earlier instructions, in any phrasing
-        rf"\b{_DROP}\b[^.\n]{{0,40}}?\b{_EARLIER}\b[^.\n]{{0,30}}?\b{_ORDERS}\b(?!{_IN_DOCS})",
+        rf"\b{_DROP}\b{_OBJECT_GAP}\b{_EARLIER}\b[^.;\n]{{0,30}}?\b{_ORDERS}\b"
+        rf"(?!{_IN_DOCS}|{_ELSEWHERE})",
         rf"\b{_DROP}\b\s+(all|every|each|any)?\s*(of\s+)?(the\s+)?{_ORDERS}\b\s*"
-        r"(you|given|above|before|so far|provided|from|in|that|which|i)",
+        rf"(you|given|above|before|so far|provided|that|which|i\b|(from|in)\s+(?={_OURS})|"
+        r"[,;]?\s*(and|then)\s+(just\s+|only\s+|instead\s+)?(print|say|output|reply|respond|"
+        r"write|repeat|answer|tell|reveal|send))",
         r"\b(ignore|forget|disregard)\s+(everything|anything|all|whatever)\b[^.\n]{0,30}?"
         r"\b(above|before|earlier|previously|prior|said|told|you (know|were|have)|so far|else)",
         r"\b(ignore|forget|disregard)\s+(this|that|the) (data|text|document|content|article)\b",
@@ -329,7 +412,7 @@ INSTRUCTION = Rule(
         # German
         r"\b(ignorier|vergiss|vergessen sie|missacht|übergeh|verwirf|überschreib|beacht)\w*\b"
         r"[^.\n]{0,40}\b(anweisung|instruktion|regel|befehl|vorgabe|richtlinie|prompt|"
-        r"systemnachricht|alles (vorherige|bisherige|davor|obige|was))",
+        rf"systemnachricht|alles (vorherige|bisherige|davor|obige|was))(?!{_ABOUT_DE})",
         r"\b(vergiss|vergessen sie|ignoriere|ignorieren sie) alles\b",
         r"\bbeachte[^.\n]{0,30}(anweisung|instruktion|regel)\w* nicht",
         r"\b(du bist|sie sind) (jetzt|nun|ab (sofort|jetzt)|ab heute|von nun an)\b(?!\s+(für|"
@@ -355,7 +438,7 @@ INSTRUCTION = Rule(
         # Spanish
         r"\b(ignora|ignore|ignorad|ignoren|olvida|olvide|olviden|descarta|omite|desobedece|"
         r"salta(te)?)\b[^.\n]{0,40}\b(instrucciones|indicaciones|reglas|órdenes|directrices|"
-        r"normas|todo lo (anterior|que))",
+        rf"normas|todo lo (anterior|que))(?!{_ABOUT_ES})",
         r"\b(olvida|olvide|ignora)\s+todo\b",
         r"\b(a partir de ahora|desde ahora|de ahora en adelante|ahora)\b,?\s*(eres|serás|"
         r"debes|vas a|tu nombre es|te llamas|actuarás|responderás)\b",
@@ -373,10 +456,12 @@ INSTRUCTION = Rule(
         r"\b(recomienda|sugiere|promociona) siempre\b|\bsiempre (recomienda|sugiere|promociona)"
         r"\b",
         # French
-        r"\b(ignore[rz]?|oublie[rz]?|néglige[rz]?|contourne[rz]?|passe[rz]? outre|ne tiens? "
+        r"\b(ignore(?=\s+(les|la|le|l'|toutes?|tous|tout|ces|cette|cet|vos|tes|mes|nos|des|du|"
+        r"de|d'|ce|ça|ses|son|sa|ton|ta|mon|ma)\b)|ignore[rz]|oublie[rz]?|néglige[rz]?|"
+        r"contourne[rz]?|passe[rz]? outre|ne tiens? "
         r"pas compte|ne tenez pas compte)\b[^.\n]{0,40}\b(instructions|consignes|règles|"
-        rf"directives|ordres|indications|tout ce qui)(?!{_IN_DOCS}|\s+(dans|sur|du|de la) "
-        r"(le |la |l')?(wiki|runbook|readme|manuel|guide|confluence|intranet)\b)",
+        rf"directives|ordres|indications|tout ce qui)(?!{_IN_DOCS}|{_ABOUT_FR}|\s+(dans|sur|du|"
+        r"de la) (le |la |l')?(wiki|runbook|readme|manuel|guide|confluence|intranet)\b)",
         r"\boublie[rz]? tout\b|\bignore[rz]? tout\b",
         r"\b(tu es|vous êtes) (maintenant|désormais|dorénavant|à présent)\b",
         r"\b(à partir de maintenant|désormais|dorénavant|à présent)\b,?\s*(tu|vous|ton nom|"
@@ -397,7 +482,7 @@ INSTRUCTION = Rule(
         # Portuguese
         r"\b(ignore|ignora|ignorem|esqueça|esquece|esqueçam|desconsidere|descarte|despreze)\b"
         r"[^.\n]{0,40}\b(instruções|instrucoes|regras|orientações|ordens|diretrizes|comandos|"
-        r"tudo (o que|acima|antes))",
+        rf"tudo (o que|acima|antes))(?!{_ABOUT_PT})",
         r"\b(esqueça|esquece|ignore) tudo\b",
         r"\b(a partir de agora|de agora em diante|agora)\b,?\s*(você é|você será|tu és|você "
         r"deve|você vai|seu nome é|teu nome é|responda|aja)\b",
@@ -414,8 +499,8 @@ INSTRUCTION = Rule(
         # Italian
         r"\b(ignora|ignorate|dimentica|dimenticate|trascura|scarta|non considerare)\b[^.\n]"
         r"{0,40}\b(istruzioni|regole|indicazioni|direttive|ordini|comandi|tutto (quello|ciò|"
-        r"sopra))(?!\s+(nella|nel|sulla|sul|della|del) (wiki|runbook|readme|manuale|guida|"
-        r"pagina|confluence|intranet)\b)",
+        rf"sopra))(?!{_ABOUT_IT}|\s+(nella|nel|sulla|sul|della|del) (wiki|runbook|readme|"
+        r"manuale|guida|pagina|confluence|intranet)\b)",
         r"\b(dimentica|ignora) tutto\b",
         r"\b(d'ora in poi|da ora in poi|da adesso|adesso|ora)\b,?\s*(sei|tu sei|devi|ti chiami|"
         r"il tuo nome è|rispondi|agisci)\b",
@@ -431,9 +516,10 @@ INSTRUCTION = Rule(
         r"\b(consiglia|raccomanda|suggerisci) sempre\b|\bsempre (consigliare|raccomandare)\b",
         # Russian
         r"(игнорир|забуд|забыть|не обращай|не учитывай|отбрось|проигнорир|отмени|пренебреги)"
-        r"[^.\n]{0,40}(инструкц|указани|правил|команд|промпт|сказанное|всё|все)",
+        rf"[^.\n]{{0,40}}(инструкц|указани|правил|команд|промпт|сказанное|всё|все)(?!{_ABOUT_RU})",
         r"(теперь ты|ты теперь|отныне ты|с этого момента,? ты)\b",  # noqa: RUF001
-        r"(новые|новая) (инструкц|правил|роль|системн)|твоё новое имя|твое новое имя|тебя "
+        r"(новые|новая) (инструкц\w*|правил\w*|системн\w* \w+)\s*(:|для (тебя|вас|ии|"
+        r"ассистента|модели|бота)\b)|(твоя|ваша) новая роль|твоё новое имя|твое новое имя|тебя "
         r"(теперь )?зовут",
         r"(покажи|выведи|раскрой|повтори|скажи|напиши|распечатай|расскажи)[^.\n]{0,40}"
         r"(системн\w* (промпт|инструкц|сообщени|подсказ)|скрыт\w* инструкц|исходн\w* инструкц|"
@@ -442,7 +528,8 @@ INSTRUCTION = Rule(
         r"без ведома пользовател|тайно|незаметно для пользовател",
         r"всегда (рекомендуй|советуй|предлагай)|(рекомендуй|советуй) всегда",
         # Chinese
-        r"(忽略|忽视|无视|不要理会|别理会|忘记|忘掉|抛弃|丢弃|跳过)[^。\n]{0,12}(指令|指示|说明|规则|提示|命令|要求|设定|内容|一切|所有)",
+        r"(忽略|忽视|无视|不要理会|别理会|忘记|忘掉|抛弃|丢弃|跳过)[^。\n]{0,12}"
+        rf"((?<=[略视会记掉弃过{_CJK_ORDERS_AFTER}])(指令|指示|说明|规则|提示|命令|要求|设定|内容)|一切|所有)",
         r"(你现在是|现在你是|你从现在起是|(从现在(开始|起)|从今以后|从此以后)[，,]?\s*(你|您))",  # noqa: RUF001
         r"(你的新|新的)(名字|角色|身份|任务|指令|规则|系统提示)",
         r"(显示|输出|透露|告诉我|泄露|打印|重复|展示|给我看|说出)[^。\n]{0,12}(系统提示|系统指令|系统消息|隐藏(的)?指令|初始(的)?指令|原始(的)?指令|提示词|你的指令)",
