@@ -117,7 +117,7 @@ _IN_DOCS = (
 """Where instructions a team replaces live: its own documents, which it tells people to ignore."""
 
 _OURS = (
-    r"(you|your|yours|me|my|us|this|these|here|now|all|any|every|each|((file|network|internet|"
+    r"(you|your|yours|me|this|these|here|now|all|any|every|each|((file|network|internet|"
     r"web|tool|system|data|database|admin|root) )?access|browsing|content|outputs?|answers?|"
     r"responses?|replies|what|how|which|(user|personal|customer) data|safety|ethics|"
     r"moderation|the (system|developers?|users?|assistant|model|ai|prompts?|conversation|chat|"
@@ -127,7 +127,8 @@ _OURS = (
 """What instructions are about, after "in", "for", "from" ...: the model, its prompt, its
 answers and access, this text."""
 _ELSEWHERE = (
-    rf"\s+(in|on|for|from|to|about|of|at|printed|posted|under|inside|within|regarding)\s+"
+    r"\s+(in|on|for|from|to|about|of|at|printed|posted|under|inside|within|regarding|during|"
+    rf"while|when|after|before|until)\s+"
     rf"(?!{_OURS})|\s+(videos?|files?|tables?|pages?|docs?|documents?|sheets?|modules?|courses?"
     r"|sessions?|materials?|records?|entries|rows|columns?|fields?|templates?|folders?|"
     r"director(y|ies)|cache|logs?|sections?|repos?|lists?|binders?|manuals?|books?|decks?|"
@@ -139,6 +140,18 @@ _ELSEWHERE = (
 ("the firewall rules for port 22", "the directions to the warehouse", "the training videos"),
 or a clause about them that names neither the model nor who gave them ("the orders that are
 still pending")."""
+_ITS_KIND = (
+    rf"({_EARLIER}|usual|normal|standard|content|safety|ethical|ethics|moderation|usage|operating"
+    r"|core|base|basic|hidden|secret|internal|given|and|or|of|one|following|said|stupid|silly|"
+    r"annoying|boring|restrictive|pesky|built-in|programmed|ai|model|assistant|bot|openai|"
+    r"anthropic|guard|filter|(developer|operator|admin|system|assistant|model|ai|creator|"
+    r"owner|maker|programmer|trainer)s?(['\u2019]s|s')?|policy|prompt|chat|conversation|"
+    r"behaviou?r(al)?|response|output|new|above|[\w-]*(polic|safe|content|filter|guard|"
+    r"ethic|moderat)[\w-]*|\d+|[,&-]+)"
+)
+"""The word before orders that are a model's: which ones, or of what kind ("your previous
+system instructions", "the usual content rules"); another noun there names what they are
+about ("the old password rules", "their previous shipping instructions")."""
 _OBJECT_GAP = r"((?!\b(before|after|until|once|while|when|during)\b)[^.;\n]){0,40}?"
 """What may stand between the drop and the orders: not a clause of time, after which "the
 training" is another act's ("reset her password before the security training")."""
@@ -147,7 +160,7 @@ training" is another act's ("reset her password before the security training")."
 def _about(prepositions: str, ours: str) -> str:
     """A lookahead body for orders about something else: up to two words, then a
     preposition of topic, then anything but the model, its prompt or this text (`ours`)."""
-    return rf"[\w'-]*(\s+[\w'-]+){{0,2}}?\s+({prepositions})\s+(?!({ours})\b)"
+    return rf"[\w'-]*(\s+[\w'\"«»„“”-]+){{0,2}}?\s+({prepositions})\s+(?!({ours})\b)"
 
 
 _ABOUT_DE = _about(
@@ -191,6 +204,12 @@ _ABOUT_RU = _about(
 """Orders about something else in German, French, Spanish, Portuguese, Italian and Russian:
 "die alten Anweisungen zur VPN-Einrichtung", "les consignes de stationnement", "las
 instrucciones anteriores sobre el reembolso", "инструкции по VPN"."""
+_NEW_ORDERS_FOR = (
+    r"(?=\s*:|\s+(para|pour|per)\s+(ti|usted|toi|vous|te|voi|você|vocês|la ia|a ia|l'ia|el "
+    r"asistente|l'assistant|l'assistente|o assistente|el modelo|le modèle|il modello|o modelo)\b)"
+)
+"""New orders as a header ("Nuevas instrucciones:") or for the model; "las nuevas reglas de
+vacaciones" are a team's."""
 _CJK_ORDERS_AFTER = "的有前上述你您统部切些面始初全何他条项旧此该原新"
 """What stands before a Chinese word for orders when they are a model's ("之前的指令", "所有规则",
 "系统提示"); another noun there names what the orders are about ("报销说明": the expense guide)."""
@@ -201,7 +220,8 @@ INSTRUCTION = Rule(
     "reads like an instruction to the model, not a memory; state it as a fact",
     _compile(
         # ignore / forget earlier instructions, in any phrasing
-        rf"\b{_DROP}\b{_OBJECT_GAP}\b{_EARLIER}\b[^.;\n]{{0,30}}?\b{_ORDERS}\b"
+        rf"\b{_DROP}\b{_OBJECT_GAP}\b{_EARLIER}\b((\s+[^\s.;]+){{0,4}}?\s+{_ITS_KIND})?\s*"
+        rf"\b{_ORDERS}\b"
         rf"(?!{_IN_DOCS}|{_ELSEWHERE})",
         rf"\b{_DROP}\b\s+(all|every|each|any)?\s*(of\s+)?(the\s+)?{_ORDERS}\b\s*"
         rf"(you|given|above|before|so far|provided|that|which|i\b|(from|in)\s+(?={_OURS})|"
@@ -349,7 +369,7 @@ INSTRUCTION = Rule(
         r"unrestricted|unfiltered|no (rules|restrictions|limits)|evil|hacker|admin|dan|"
         r"developer|different|system|root|character|persona|grandma|grandmother)",
         r"\b(assume|adopt|take on)\s+(the|a|an)\s+(new\s+)?(role|persona|identity)\s+of\b",
-        r"\bswitch (your )?(role|persona|identity|roles)\b",
+        r"\bswitch (your (role|persona|identity)|persona|identity)\b",
         # reveal the system prompt or hidden instructions
         r"\b(reveal|print|show|output|repeat|leak|tell|display|dump|share|disclose|expose|"
         r"recite|echo|spell ?check|write out|copy|paste|give|list|summari[sz]e|translate|"
@@ -442,7 +462,8 @@ INSTRUCTION = Rule(
         r"\b(olvida|olvide|ignora)\s+todo\b",
         r"\b(a partir de ahora|desde ahora|de ahora en adelante|ahora)\b,?\s*(eres|serás|"
         r"debes|vas a|tu nombre es|te llamas|actuarás|responderás)\b",
-        r"\b(nuevas|nuevos) (instrucciones|reglas|órdenes|directrices)\b|\btu nuevo (nombre|"
+        r"\b(nuevas|nuevos) (instrucciones|reglas|órdenes|directrices)\b"
+        rf"{_NEW_ORDERS_FOR}|\btu nuevo (nombre|"
         r"rol|papel)\b|\btu nueva (identidad|función|tarea)\b",
         r"\b(revela|muestra|dime|imprime|repite|enséñame|comparte|escribe)\b[^.\n]{0,40}"
         r"(prompt del sistema|indicaciones del sistema|mensaje del sistema|instrucciones "
@@ -466,7 +487,8 @@ INSTRUCTION = Rule(
         r"\b(tu es|vous êtes) (maintenant|désormais|dorénavant|à présent)\b",
         r"\b(à partir de maintenant|désormais|dorénavant|à présent)\b,?\s*(tu|vous|ton nom|"
         r"votre nom|réponds|répondez|agis|agissez)",
-        r"\b(nouvelles|nouveaux) (instructions|consignes|règles|directives|ordres)\b|"
+        r"\b(nouvelles|nouveaux) (instructions|consignes|règles|directives|ordres)\b"
+        rf"{_NEW_ORDERS_FOR}|"
         r"\bton nouveau (nom|rôle)\b|\bta nouvelle (identité|mission|tâche)",
         r"\b(révèle|montre|affiche|donne|répète|dévoile|écris|imprime|dis-moi)\w*\b[^.\n]{0,40}"
         r"(prompt (du )?système|invite (du )?système|message (du )?système|instructions "
@@ -486,7 +508,8 @@ INSTRUCTION = Rule(
         r"\b(esqueça|esquece|ignore) tudo\b",
         r"\b(a partir de agora|de agora em diante|agora)\b,?\s*(você é|você será|tu és|você "
         r"deve|você vai|seu nome é|teu nome é|responda|aja)\b",
-        r"\b(novas|novos) (instruções|regras|ordens|diretrizes)\b|\bseu novo (nome|papel)\b|"
+        r"\b(novas|novos) (instruções|regras|ordens|diretrizes)\b"
+        rf"{_NEW_ORDERS_FOR}|\bseu novo (nome|papel)\b|"
         r"\bsua nova (identidade|função|tarefa)",
         r"\b(revele|mostre|diga|imprima|repita|exiba|compartilhe|escreva)\b[^.\n]{0,40}"
         r"(prompt do sistema|mensagem do sistema|instruções (do sistema|ocultas|iniciais|"
@@ -504,7 +527,8 @@ INSTRUCTION = Rule(
         r"\b(dimentica|ignora) tutto\b",
         r"\b(d'ora in poi|da ora in poi|da adesso|adesso|ora)\b,?\s*(sei|tu sei|devi|ti chiami|"
         r"il tuo nome è|rispondi|agisci)\b",
-        r"\b(nuove) (istruzioni|regole|direttive)\b|\bil tuo nuovo (nome|ruolo)\b|"
+        r"\b(nuove) (istruzioni|regole|direttive)\b"
+        rf"{_NEW_ORDERS_FOR}|\bil tuo nuovo (nome|ruolo)\b|"
         r"\bla tua nuova (identità|funzione)",
         r"\b(rivela|mostra|stampa|ripeti|dimmi|scrivi|condividi)\b[^.\n]{0,40}(prompt di "
         r"sistema|messaggio di sistema|istruzioni (di sistema|nascoste|iniziali|originali|"
