@@ -141,13 +141,12 @@ _ELSEWHERE = (
 or a clause about them that names neither the model nor who gave them ("the orders that are
 still pending")."""
 _ITS_KIND = (
-    rf"({_EARLIER}|usual|normal|standard|content|safety|ethical|ethics|moderation|usage|operating"
-    r"|core|base|basic|hidden|secret|internal|given|and|or|of|one|following|said|stupid|silly|"
-    r"annoying|boring|restrictive|pesky|built-in|programmed|ai|model|assistant|bot|openai|"
-    r"anthropic|guard|filter|(developer|operator|admin|system|assistant|model|ai|creator|"
-    r"owner|maker|programmer|trainer)s?(['\u2019]s|s')?|policy|prompt|chat|conversation|"
-    r"behaviou?r(al)?|response|output|new|above|[\w-]*(polic|safe|content|filter|guard|"
-    r"ethic|moderat)[\w-]*|\d+|[,&-]+)"
+    rf"({_EARLIER}|usual|normal|standard|usage|operating|core|base|basic|hidden|secret|internal"
+    r"|given|and|or|of|one|following|said|stupid|silly|annoying|boring|restrictive|pesky|"
+    r"built-in|programmed|bot|openai|anthropic|(developer|operator|admin|system|assistant|model|"
+    r"ai|creator|owner|maker|programmer|trainer)s?(['\u2019]s|s')?|prompt|chat|conversation|"
+    r"behaviou?r(al)?|response|output|new|[\w-]*(polic|safe|content|filter|guard|ethic|moderat)"
+    r"[\w-]*|\d+|[,&-]+)"
 )
 """The word before orders that are a model's: which ones, or of what kind ("your previous
 system instructions", "the usual content rules"); another noun there names what they are
